@@ -1,0 +1,81 @@
+"""Output formats, exit codes and the one place where exceptions become messages.
+
+Exit codes: 0 success, 1 invalid input (or "invalid" verdicts), 2 usage, 3 unsatisfiable,
+4 allocation error.  No command ever ends in a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from typing import Any
+
+import typer
+import yaml
+from rich.console import Console
+
+from drakit.errors import AllocationError, DrakitError, InvalidInput, SelectorError, UsageError
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_USAGE = 2
+EXIT_UNSATISFIABLE = 3
+EXIT_ERROR = 4
+
+stdout = Console(highlight=False, soft_wrap=True)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Output(str, Enum):
+    text = "text"
+    json = "json"
+    yaml = "yaml"
+
+
+def dump_json(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def emit(obj: Any, output: Output) -> None:
+    """Print a JSON-able document as JSON or YAML (text rendering is each verb's own)."""
+    if output == Output.yaml:
+        sys.stdout.write(yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
+    else:
+        sys.stdout.write(dump_json(obj) + "\n")
+
+
+def error_line(message: str) -> None:
+    """One line on stderr, prefixed like kubectl's errors."""
+    print(f"error: {message}", file=sys.stderr)
+
+
+def run_guarded(app: typer.Typer) -> int:
+    """Run the typer app; map drakit exceptions to one-line messages and exit codes.
+
+    typer itself handles usage errors (exit 2) in standalone mode; anything drakit
+    raises on purpose becomes one line on stderr and its exit code.
+    """
+    try:
+        app()
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except UsageError as e:
+        error_line(str(e))
+        return EXIT_USAGE
+    except InvalidInput as e:
+        for line in str(e).splitlines() or ["invalid input"]:
+            error_line(line)
+        return EXIT_INVALID
+    except SelectorError as e:
+        error_line(str(e))
+        return EXIT_INVALID
+    except AllocationError as e:
+        error_line(str(e))
+        return EXIT_ERROR
+    except DrakitError as e:
+        error_line(str(e))
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_OK
