@@ -1,0 +1,3 @@
+from drakit.demo import write
+
+write()

@@ -1,0 +1,177 @@
+"""Node templates: Nodes and ResourceSlices as real DRA drivers publish them.
+
+A template name such as ``h100-8x`` expands to one Node plus one ResourceSlice per driver, in
+the shape the driver itself writes: one pool per node named after the node, ``nodeName`` set,
+device names ``gpu-<minor>``, the driver's attribute keys and true published memory values
+(which sit below the marketing sizes — see the SKU table).  The simulator, the demo cluster and
+the benchmarks all build their inventories here so that every tool sees the same schema.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+NVIDIA_DRIVER = "gpu.nvidia.com"
+EXAMPLE_DRIVER = "gpu.example.com"
+STANDARD_DOMAIN = "resource.kubernetes.io"
+
+# Versions a current DRA-capable NVIDIA node reports (driver >= 565 is required for DRA).
+NVIDIA_DRIVER_VERSION = "580.126.20"
+NVIDIA_CUDA_DRIVER_VERSION = "13.0.0"
+
+
+@dataclass(frozen=True)
+class NvidiaSku:
+    """What NVML reports for one GPU model, as the NVIDIA DRA driver publishes it."""
+
+    key: str
+    product_name: str
+    architecture: str
+    compute_capability: str
+    memory: str  # NVML total framebuffer as the driver prints it (binary quantity)
+
+
+# True published memory values: e.g. an "80GB" H100 reports 81559Mi (< 80Gi = 81920Mi).
+NVIDIA_SKUS: dict[str, NvidiaSku] = {
+    s.key: s
+    for s in (
+        NvidiaSku("t4", "Tesla T4", "Turing", "7.5.0", "15360Mi"),
+        NvidiaSku("l4", "NVIDIA L4", "Ada Lovelace", "8.9.0", "23034Mi"),
+        NvidiaSku("a10g", "NVIDIA A10G", "Ampere", "8.6.0", "23028Mi"),
+        NvidiaSku("l40s", "NVIDIA L40S", "Ada Lovelace", "8.9.0", "46068Mi"),
+        NvidiaSku("a100-40gb", "NVIDIA A100-SXM4-40GB", "Ampere", "8.0.0", "40Gi"),
+        NvidiaSku("a100-80gb", "NVIDIA A100-SXM4-80GB", "Ampere", "8.0.0", "80Gi"),
+        NvidiaSku("h100", "NVIDIA H100 80GB HBM3", "Hopper", "9.0.0", "81559Mi"),
+        NvidiaSku("h200", "NVIDIA H200", "Hopper", "9.0.0", "143771Mi"),
+        NvidiaSku("b200", "NVIDIA B200", "Blackwell", "10.0.0", "183359Mi"),
+    )
+}
+
+
+def _gpu_uuid(node: str, minor: int) -> str:
+    # Deterministic per node and GPU, so generated inventories are reproducible byte for byte.
+    return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/gpu-{minor}"))
+
+
+def nvidia_gpu(node: str, sku: NvidiaSku, minor: int, gpus_per_node: int) -> dict[str, Any]:
+    """One full GPU (``type: gpu``) as the driver's main branch publishes it."""
+    # GPUs 0..n/2-1 on NUMA node 0, the rest on 1; pairs of GPUs share a PCIe root.
+    numa = 0 if minor < max(1, gpus_per_node // 2) else 1
+    root_bus = 0x15 + 0x10 * (minor // 2)
+    bus = root_bus + 3 + (minor % 2)
+    return {
+        "name": f"gpu-{minor}",
+        "attributes": {
+            "type": {"string": "gpu"},
+            "uuid": {"string": _gpu_uuid(node, minor)},
+            "productName": {"string": sku.product_name},
+            "brand": {"string": "Nvidia"},
+            "architecture": {"string": sku.architecture},
+            "cudaComputeCapability": {"version": sku.compute_capability},
+            "driverVersion": {"version": NVIDIA_DRIVER_VERSION},
+            "cudaDriverVersion": {"version": NVIDIA_CUDA_DRIVER_VERSION},
+            "addressingMode": {"string": "None"},
+            f"{STANDARD_DOMAIN}/pciBusID": {"string": f"0000:{bus:02x}:00.0"},
+            f"{STANDARD_DOMAIN}/pcieRoot": {"string": f"pci0000:{root_bus:02x}"},
+            f"{STANDARD_DOMAIN}/numaNode": {"int": numa},
+        },
+        "capacity": {"memory": {"value": sku.memory}},
+    }
+
+
+def example_gpu(node: str, index: int) -> dict[str, Any]:
+    """One device of kubernetes-sigs/dra-example-driver's default ``gpu`` profile."""
+    return {
+        "name": f"gpu-{index}",
+        "attributes": {
+            "index": {"int": index},
+            "uuid": {"string": "gpu-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/example-{index}"))},
+            "model": {"string": "LATEST-GPU-MODEL"},
+            "driverVersion": {"version": "1.0.0"},
+        },
+        "capacity": {"memory": {"value": "80Gi"}, "compute": {"value": "100"}},
+    }
+
+
+def node(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Node as the scheduler needs it: labels and allocatable cpu/memory/pods, Ready."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "status": {
+            "allocatable": {"cpu": "96", "memory": "1Ti", "pods": "110"},
+            "capacity": {"cpu": "96", "memory": "1Ti", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def resource_slice(driver: str, node_name: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
+    """The single slice of a node-local pool (pool name = node name), as both drivers write it."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "nodeName": node_name,
+            "devices": devices,
+        },
+    }
+
+
+def parse_template(template: str) -> tuple[str, int]:
+    """``h100-8x`` -> ("h100", 8); ``example-8x`` -> ("example", 8)."""
+    base, sep, count = template.rpartition("-")
+    if not sep or not count.endswith("x") or not count[:-1].isdigit() or int(count[:-1]) < 1:
+        raise ValueError(f"node template {template!r}: want <sku>-<N>x, e.g. h100-8x")
+    if base != "example" and base not in NVIDIA_SKUS:
+        known = ", ".join(sorted([*NVIDIA_SKUS, "example"]))
+        raise ValueError(f"node template {template!r}: unknown SKU {base!r} (known: {known})")
+    return base, int(count[:-1])
+
+
+def expand(template: str, node_name: str, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """A Node and its ResourceSlice for ``template`` (e.g. ``h100-8x``)."""
+    sku_key, count = parse_template(template)
+    if sku_key == "example":
+        devices = [example_gpu(node_name, i) for i in range(count)]
+        driver = EXAMPLE_DRIVER
+    else:
+        sku = NVIDIA_SKUS[sku_key]
+        devices = [nvidia_gpu(node_name, sku, i, count) for i in range(count)]
+        driver = NVIDIA_DRIVER
+    return [node(node_name, {"drakit.dev/node-template": template, **(labels or {})}), resource_slice(driver, node_name, devices)]
+
+
+def nvidia_device_class(name: str = NVIDIA_DRIVER, device_type: str = "gpu") -> dict[str, Any]:
+    """The DeviceClass the NVIDIA chart installs for full GPUs."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {
+            "selectors": [
+                {
+                    "cel": {
+                        "expression": f"device.driver == '{NVIDIA_DRIVER}' && "
+                        f"device.attributes['{NVIDIA_DRIVER}'].type == '{device_type}'"
+                    }
+                }
+            ]
+        },
+    }
+
+
+def example_device_class() -> dict[str, Any]:
+    """The DeviceClass dra-example-driver's chart installs."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": EXAMPLE_DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{EXAMPLE_DRIVER}'"}}]},
+    }
