@@ -1,0 +1,1134 @@
+"""``allocate``: the structured allocator's decisions for one node, with every rejection traced.
+
+Phases of :func:`allocate`:
+
+1. split the input claims into in-use (carry ``status.allocation``) and to-allocate;
+2. gather the node's pools (cached in the :class:`Inventory`);
+3. pre-check every claim and request in order (upstream's exact error texts), computing the
+   device list of ``All`` requests and building the constraint objects;
+4. depth-first search with backtracking (:meth:`_Run.one`), first solution wins;
+5. build one v1 AllocationResult per claim (results, config, node selector).
+
+Hand-written because nothing outside kube-scheduler implements these semantics; see the package
+README for every place where we follow (or deliberately differ from) a specific upstream version.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal
+
+from drakit.allocator import cel, quantity
+from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute, lookup_attribute
+from drakit.allocator.inventory import Device, Inventory, NodePools, Pool, node_matches
+from drakit.allocator.state import AllocatedState, DeviceKey
+from drakit.errors import AllocationError
+from drakit.explain.reasons import ReasonCode
+from drakit.explain.trace import Trace
+from drakit.features import Features
+
+MAX_RESULTS = 32  # resourceapi.AllocationResultsMaxSize
+DEADLINE_EVERY = 64  # steps between deadline checks: time.monotonic() is cheap but not free
+UNSATISFIABLE_MESSAGE = "cannot allocate all claims"
+TIMEOUT_MESSAGE = "timed out trying to allocate devices"
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """How much work the search did (``steps`` = upstream's allocateOne invocations)."""
+
+    steps: int = 0
+    devices_considered: int = 0
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class AllocationOutcome:
+    status: Literal["allocated", "unsatisfiable", "error"]
+    claims: tuple[dict[str, Any], ...]
+    message: str
+    results: tuple[dict[str, Any], ...] = ()
+    stats: SearchStats = field(default_factory=SearchStats)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "claims": [copy.deepcopy(c) for c in self.claims],
+            "message": self.message,
+        }
+
+
+class _MaxSizeExceeded(Exception):
+    """Upstream's errAllocationResultMaxSizeExceeded: prune, try the next subrequest."""
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _RuntimeFailure:
+    """A cached CEL runtime error for one (expression, device)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+@dataclass(eq=False)
+class _Req:
+    """One request or subrequest, pre-checked."""
+
+    claim_index: int
+    request_index: int
+    sub_index: int
+    name: str
+    parent: str
+    class_name: str
+    device_class: Mapping[str, Any]
+    class_selectors: tuple[str, ...]
+    selectors: tuple[str, ...]
+    mode: str
+    num_devices: int
+    admin: bool
+    tolerations: Sequence[Mapping[str, Any]]
+    capacity_requests: Mapping[str, Any] | None
+    all_devices: list[Device] | None = None
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.parent}/{self.name}" if self.parent else self.name
+
+
+@dataclass(eq=False)
+class _Result:
+    req: _Req
+    device: Device
+    admin: bool
+    share_id: str | None
+    consumed: dict[str, tuple[Fraction, str]] | None
+
+
+def _claim_label(claim: Mapping[str, Any]) -> str:
+    meta = claim.get("metadata") or {}
+    ns, name = meta.get("namespace") or "", meta.get("name") or ""
+    return f"{ns}/{name}" if ns else name
+
+
+def _tolerates(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """resourceclaim.ToleratesTaint."""
+    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
+        return False
+    if tol.get("key") and tol.get("key") != taint.get("key"):
+        return False
+    op = tol.get("operator") or "Equal"
+    if op == "Equal":
+        return (tol.get("value") or "") == (taint.get("value") or "")
+    return op == "Exists"
+
+
+def _q(text: Any) -> tuple[Fraction, str]:
+    s = str(text)
+    return quantity.value(s), quantity.canonical(s)
+
+
+class _Run:
+    """State of one ``allocate`` call (upstream's unexported ``allocator``)."""
+
+    def __init__(
+        self,
+        inv: Inventory,
+        features: Features,
+        node: Mapping[str, Any],
+        pools: NodePools,
+        claims: list[Mapping[str, Any]],
+        state: AllocatedState,
+        deadline: float | None,
+        trace: Trace | None,
+    ) -> None:
+        self.inv = inv
+        self.f = features
+        self.node = node
+        self.node_name = (node.get("metadata") or {}).get("name", "")
+        self.pools = pools
+        self.pool_by_id: dict[tuple[str, str], Pool] = {(p.driver, p.name): p for p in pools.pools}
+        self.claims = claims
+        self.labels = [_claim_label(c) for c in claims]
+        self.state = state
+        self.deadline = deadline
+        self.trace = trace
+        self.reqs: list[list[_Req | list[_Req]]] = []
+        self.constraints: list[list[Constraint]] = []
+        self.selected: list[dict[int, int]] = [{} for _ in claims]
+        self.results: list[list[_Result]] = [[] for _ in claims]
+        self.allocating: dict[DeviceKey, set[int]] = {}
+        self.allocating_cap: dict[DeviceKey, dict[str, Fraction]] = {}
+        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self.available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self.per_device_node: dict[int, bool] = {}
+        self.steps = 0
+        self.considered = 0
+
+    # -- tracing helper --------------------------------------------------------------------
+
+    def _reject(self, code: ReasonCode, req: _Req, dev: Device | None, message: str, **detail: Any) -> None:
+        assert self.trace is not None
+        self.trace.reject(
+            code,
+            message,
+            claim=self.labels[req.claim_index],
+            request=req.full_name,
+            device=dev.ident if dev is not None else "",
+            detail=detail,
+        )
+
+    # -- phase 3: pre-checks ---------------------------------------------------------------
+
+    def precheck(self) -> None:
+        f = self.f
+        for ci, claim in enumerate(self.claims):
+            label = self.labels[ci]
+            devices = (claim.get("spec") or {}).get("devices") or {}
+            entries: list[_Req | list[_Req]] = []
+            min_devices = 0
+            for ri, request in enumerate(devices.get("requests") or []):
+                rname = request.get("name", "")
+                subs = request.get("firstAvailable") or []
+                if subs and not f.prioritized_list:
+                    raise AllocationError(
+                        f"claim {label}, request {rname}: has subrequests, but the DRAPrioritizedList feature is disabled"
+                    )
+                if not f.consumable_capacity:
+                    exactly = request.get("exactly")
+                    if exactly is not None and exactly.get("capacity") is not None:
+                        raise AllocationError(
+                            f"claim {label}, request {rname}: has capacity requests, but the DRAConsumableCapacity feature is disabled"
+                        )
+                    for sub in subs:
+                        if sub.get("capacity") is not None:
+                            raise AllocationError(
+                                f"claim {label}, subrequest {sub.get('name', '')}: has capacity requests, but the DRAConsumableCapacity feature is disabled"
+                            )
+                if subs:
+                    group = [self._validate(ci, ri, si, sub, rname, label) for si, sub in enumerate(subs)]
+                    entries.append(group)
+                    min_devices += min(r.num_devices for r in group)
+                else:
+                    r = self._validate(ci, ri, 0, request.get("exactly") or {}, "", label, name=rname)
+                    entries.append(r)
+                    min_devices += r.num_devices
+            if min_devices > MAX_RESULTS:
+                raise AllocationError(
+                    f"claim {label}: number of requested devices {min_devices} exceeds the claim limit of {MAX_RESULTS}"
+                )
+            constraints: list[Constraint] = []
+            for i, c in enumerate(devices.get("constraints") or []):
+                names = c.get("requests") or []
+                if c.get("matchAttribute") is not None:
+                    constraints.append(MatchAttribute(c["matchAttribute"], names, f.list_type_attributes))
+                elif c.get("distinctAttribute") is not None:
+                    constraints.append(
+                        DistinctAttribute(c["distinctAttribute"], names, f.list_type_attributes)
+                    )
+                else:
+                    raise AllocationError(
+                        f"claim {label}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                    )
+            self.reqs.append(entries)
+            self.constraints.append(constraints)
+
+    def _validate(
+        self,
+        ci: int,
+        ri: int,
+        si: int,
+        spec: Mapping[str, Any],
+        parent: str,
+        label: str,
+        name: str | None = None,
+    ) -> _Req:
+        rname = name if name is not None else spec.get("name", "")
+        selectors = spec.get("selectors") or []
+        exprs: list[str] = []
+        for i, sel in enumerate(selectors):
+            celsel = (sel or {}).get("cel") if isinstance(sel, Mapping) else None
+            if celsel is None:
+                raise AllocationError(
+                    f"claim {label}, request {rname}, selector #{i}: CEL expression empty (unsupported selector type?)"
+                )
+            exprs.append(str(celsel.get("expression", "")))
+        has_admin = not parent and spec.get("adminAccess") is not None
+        if not self.f.admin_access and has_admin:
+            raise AllocationError(
+                f"claim {label}, request {rname}: admin access is requested, but the feature is disabled"
+            )
+        class_name = spec.get("deviceClassName") or ""
+        if not class_name:
+            raise AllocationError(
+                f"claim {label}, request {rname}: missing device class name (unsupported request type?)"
+            )
+        cls = self.inv.device_class(class_name)
+        if cls is None:
+            raise AllocationError(
+                f'claim {label}, request {rname}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io "{class_name}" not found'
+            )
+        class_exprs = []
+        for sel in (cls.get("spec") or {}).get("selectors") or []:
+            celsel = (sel or {}).get("cel") or {}
+            class_exprs.append(str(celsel.get("expression", "")))
+        capacity = spec.get("capacity")
+        req = _Req(
+            claim_index=ci,
+            request_index=ri,
+            sub_index=si,
+            name=rname,
+            parent=parent,
+            class_name=class_name,
+            device_class=cls,
+            class_selectors=tuple(class_exprs),
+            selectors=tuple(exprs),
+            mode=spec.get("allocationMode") or "ExactCount",
+            num_devices=0,
+            admin=not parent and bool(spec.get("adminAccess")),
+            tolerations=tuple(spec.get("tolerations") or ()),
+            capacity_requests=(capacity or {}).get("requests") if capacity is not None else None,
+        )
+        if req.mode == "ExactCount":
+            count = spec.get("count")
+            req.num_devices = int(count) if count else 1
+        elif req.mode == "All":
+            devices: list[Device] = []
+            for pool in self.pools.pools:
+                if pool.incomplete:
+                    raise AllocationError(
+                        f"claim {label}, request {rname}: asks for all devices, but resource pool {pool.ident} is currently being updated"
+                    )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"claim {label}, request {rname}: asks for all devices, but resource pool {pool.ident} is currently invalid"
+                    )
+                for s in pool.device_slices:
+                    for dev in s.devices:
+                        if not self.selectable(req, dev):
+                            continue
+                        if self.f.consumable_capacity and self.capacity(req, dev) is None:
+                            continue
+                        devices.append(dev)
+            req.all_devices = devices
+            req.num_devices = len(devices)
+        else:
+            raise AllocationError(f"claim {label}, request {rname}: unsupported count mode {req.mode}")
+        return req
+
+    # -- selectors -------------------------------------------------------------------------
+
+    def _matches(self, expr: str, dev: Device, req: _Req, index: int, in_class: bool) -> bool:
+        m = dev.matches.get(expr)
+        if m is None:
+            compiled = self.inv.compiled(expr, self.f)
+            err = getattr(compiled, "error", None)
+            if err is not None:
+                where = f"class {req.class_name}" if in_class else f"claim {self.labels[req.claim_index]}"
+                raise AllocationError(
+                    f"{where}: selector #{index}: CEL compile error: {cel.error_message(err)}"
+                )
+            if dev.view is None:
+                dev.view = cel.device_view(dev.driver, dev.raw)
+            try:
+                m = bool(compiled.evaluate(dev.view))
+            except Exception as e:  # the CEL layer's runtime errors (and its bugs) abort allocation
+                m = _RuntimeFailure(cel.error_message(e))
+            dev.matches[expr] = m
+        if isinstance(m, _RuntimeFailure):
+            where = f"class {req.class_name}" if in_class else f"claim {self.labels[req.claim_index]}"
+            raise AllocationError(
+                f"{where}: selector #{index} on device {dev.ident}: CEL runtime error: {m.message}"
+            )
+        return bool(m)
+
+    def selectable(self, req: _Req, dev: Device) -> bool:
+        if not self.f.binding_and_status and dev.has_binding_conditions:
+            if self.trace is not None:
+                self._reject(
+                    ReasonCode.BINDING_CONDITIONS_DISABLED,
+                    req,
+                    dev,
+                    f"device {dev.ident} has binding conditions, but DRADeviceBindingConditions/DRAResourceClaimDeviceStatus are disabled",
+                )
+            return False
+        for i, expr in enumerate(req.class_selectors):
+            if not self._matches(expr, dev, req, i, True):
+                if self.trace is not None:
+                    self._reject(
+                        ReasonCode.CLASS_SELECTOR_FALSE,
+                        req,
+                        dev,
+                        f"class {req.class_name}: selector #{i} is false for device {dev.ident}: {expr}",
+                        selector=i,
+                        expression=expr,
+                    )
+                return False
+        for i, expr in enumerate(req.selectors):
+            if not self._matches(expr, dev, req, i, False):
+                if self.trace is not None:
+                    self._reject(
+                        ReasonCode.REQUEST_SELECTOR_FALSE,
+                        req,
+                        dev,
+                        f"request {req.full_name}: selector #{i} is false for device {dev.ident}: {expr}",
+                        selector=i,
+                        expression=expr,
+                    )
+                return False
+        if dev.slice.per_device:
+            ok = self.per_device_node.get(id(dev))
+            if ok is None:
+                ok = node_matches(self.node, dev.node_name, dev.all_nodes, dev.node_selector)
+                self.per_device_node[id(dev)] = ok
+            if not ok:
+                if self.trace is not None:
+                    self._reject(
+                        ReasonCode.NODE_MISMATCH,
+                        req,
+                        dev,
+                        f"device {dev.ident} is not available on node {self.node_name}",
+                    )
+                return False
+        return True
+
+    # -- consumable capacity ---------------------------------------------------------------
+
+    def capacity(self, req: _Req, dev: Device) -> dict[str, tuple[Fraction, str]] | None:
+        """What the device would consume for the request, or ``None`` if it cannot serve it now."""
+        caps = dev.capacity
+        resolved: dict[str, tuple[Fraction, str]] = {}
+        for name, q in (req.capacity_requests or {}).items():
+            fq = self._resolve_capacity_name(name, dev)
+            if fq is None:
+                if self.trace is not None:
+                    self._reject(
+                        ReasonCode.CAPACITY_MISSING,
+                        req,
+                        dev,
+                        f"device {dev.ident} has no capacity {name}",
+                        capacity=name,
+                    )
+                return None
+            if fq in resolved:
+                raise AllocationError(
+                    f"claim {self.labels[req.claim_index]}, request {req.full_name}: capacity {fq.split('/', 1)[-1]!r} requested twice, qualified and unqualified"
+                )
+            resolved[fq] = _q(q)
+        consumed: dict[str, tuple[Fraction, str]] = {}
+        for fq, entry in caps.items():
+            consumed[fq] = self._consumed_amount(
+                resolved.get(fq), entry.value, entry.value_text, entry.policy
+            )
+        agg = self.state.capacity.get(dev.key) or {}
+        pending = self.allocating_cap.get(dev.key) or {}
+        for fq, entry in caps.items():
+            amount = consumed[fq][0]
+            if _violates_policy(amount, entry.policy):
+                if self.trace is not None:
+                    self._reject(
+                        ReasonCode.CAPACITY_POLICY,
+                        req,
+                        dev,
+                        f"capacity {entry.status_name} of device {dev.ident}: {quantity.human(amount)} is not allowed by the device's request policy",
+                        capacity=entry.status_name,
+                        amount=consumed[fq][1],
+                    )
+                return None
+            total = agg.get(fq, Fraction(0)) + amount + pending.get(fq, Fraction(0))
+            if total > entry.value:
+                if self.trace is not None:
+                    left = entry.value - agg.get(fq, Fraction(0)) - pending.get(fq, Fraction(0))
+                    self._reject(
+                        ReasonCode.CAPACITY_EXCEEDED,
+                        req,
+                        dev,
+                        f"capacity {entry.status_name} of device {dev.ident}: needs {quantity.human(amount)}, {quantity.human(max(left, Fraction(0)))} left",
+                        capacity=entry.status_name,
+                        needs=quantity.human(amount),
+                        left=quantity.human(left),
+                        total=entry.value_text,
+                    )
+                return None
+        return consumed
+
+    @staticmethod
+    def _resolve_capacity_name(name: str, dev: Device) -> str | None:
+        raw = dev.raw.get("capacity") or {}
+        if name in raw:
+            return name if "/" in name else f"{dev.driver}/{name}"
+        domain, sep, ident = name.partition("/")
+        if sep:
+            if domain != dev.driver:
+                return None
+            return name if ident in raw else None
+        qualified = f"{dev.driver}/{name}"
+        return qualified if qualified in raw else None
+
+    @staticmethod
+    def _consumed_amount(
+        requested: tuple[Fraction, str] | None,
+        total: Fraction,
+        total_text: str,
+        policy: Mapping[str, Any] | None,
+    ) -> tuple[Fraction, str]:
+        if requested is None:
+            if policy and policy.get("default") is not None:
+                return _q(policy["default"])
+            return total, quantity.canonical(total_text)
+        if not policy:
+            return requested
+        rng = policy.get("validRange")
+        if rng is not None and rng.get("min") is not None:
+            lo = _q(rng["min"])
+            if requested[0] < lo[0]:
+                return lo
+            if rng.get("step") is None:
+                return requested
+            step_v, step_fmt = quantity.parse(str(rng["step"]))
+            req_i, step_i, min_i = (
+                quantity.int_value(requested[0]),
+                quantity.int_value(step_v),
+                quantity.int_value(lo[0]),
+            )
+            n = math.ceil(Fraction(req_i - min_i, step_i)) if step_i else 0
+            val = Fraction(min_i + step_i * n)
+            return val, quantity.format_quantity(val, step_fmt)
+        values = policy.get("validValues")
+        if values is not None:
+            for v in values:
+                vq = _q(v)
+                if requested[0] <= vq[0]:
+                    return vq
+            return requested
+        return requested
+
+    # -- counters --------------------------------------------------------------------------
+
+    def _available(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
+        pid = (pool.driver, pool.name)
+        avail = self.available_counters.get(pid)
+        if avail is None:
+            avail = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            for s in pool.device_slices + pool.other_slices:
+                for d in s.devices:
+                    if not d.consumes or not self.state.is_allocated(d.key):
+                        continue
+                    for set_name, counters in d.consumes:
+                        cs = avail.get(set_name)
+                        if cs is None:
+                            continue
+                        for cn, v in counters:
+                            if cn in cs:
+                                cs[cn] -= v
+            self.available_counters[pid] = avail
+        return avail
+
+    def _reserve_counters(self, req: _Req, dev: Device) -> bool:
+        pid = (dev.driver, dev.pool)
+        pool = self.pool_by_id[pid]
+        avail = self._available(pool)
+        used = self.consumed_counters.setdefault(pid, {})
+        for set_name, counters in dev.consumes:
+            u = used.setdefault(set_name, {})
+            for cn, v in counters:
+                u[cn] = u.get(cn, Fraction(0)) + v
+        for set_name, available in avail.items():
+            u = used.get(set_name, {})
+            for cn, have in available.items():
+                if have < u.get(cn, Fraction(0)):
+                    if self.trace is not None:
+                        mine = dict(dict(dev.consumes).get(set_name, ()))
+                        need = mine.get(cn, Fraction(0))
+                        left = have - (u.get(cn, Fraction(0)) - need)
+                        self._reject(
+                            ReasonCode.COUNTERS_EXHAUSTED,
+                            req,
+                            dev,
+                            f"counter {cn} of set {set_name}: needs {quantity.human(need)}, {quantity.human(max(left, Fraction(0)))} left",
+                            counter_set=set_name,
+                            counter=cn,
+                            needs=quantity.human(need),
+                            left=quantity.human(left),
+                        )
+                    self._release_counters(dev)
+                    return False
+        return True
+
+    def _release_counters(self, dev: Device) -> None:
+        used = self.consumed_counters[(dev.driver, dev.pool)]
+        for set_name, counters in dev.consumes:
+            u = used[set_name]
+            for cn, v in counters:
+                u[cn] -= v
+
+    # -- allocateDevice --------------------------------------------------------------------
+
+    def allocate_device(self, req: _Req, dev: Device, must: bool) -> Callable[[], None] | None:
+        """Check availability and constraints; on success record the device and return its undo."""
+        ci = req.claim_index
+        key = dev.key
+        multi = self.f.consumable_capacity and dev.allow_multiple
+        taking = self.allocating.get(key)
+        if not multi and req.admin and taking and ci in taking:
+            if self.trace is not None:
+                self._reject(
+                    ReasonCode.ADMIN_SAME_CLAIM,
+                    req,
+                    dev,
+                    f"device {dev.ident} is already allocated to this claim",
+                )
+            return None
+        if not req.admin and (key in self.state.devices or taking):
+            if self.trace is not None:
+                self._reject(ReasonCode.DEVICE_IN_USE, req, dev, f"device {dev.ident} is in use")
+            return None
+        if not self.f.partitionable_devices and dev.consumes:
+            if self.trace is not None:
+                self._reject(
+                    ReasonCode.PARTITIONABLE_DISABLED,
+                    req,
+                    dev,
+                    f"device {dev.ident} consumes shared counters, but DRAPartitionableDevices is disabled",
+                )
+            return None
+        skip_counters = multi and (key in self.state.capacity or key in self.allocating_cap)
+        counters_reserved = False
+        if not skip_counters and dev.consumes:
+            if not self._reserve_counters(req, dev):
+                return None
+            counters_reserved = True
+        if self.f.device_taints:
+            for taint in dev.taints:
+                if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
+                    _tolerates(t, taint) for t in req.tolerations
+                ):
+                    if self.trace is not None:
+                        self._reject(
+                            ReasonCode.TAINT_NOT_TOLERATED,
+                            req,
+                            dev,
+                            f"device {dev.ident} has taint {taint.get('key', '')}={taint.get('value', '')}:{taint.get('effect')} that the request does not tolerate",
+                            key=taint.get("key", ""),
+                            value=taint.get("value", ""),
+                            effect=taint.get("effect"),
+                        )
+                    if counters_reserved:
+                        self._release_counters(dev)
+                    return None
+        added: list[Constraint] = []
+        for constraint in self.constraints[ci]:
+            if not constraint.applies(req.name, req.parent):
+                continue
+            try:
+                attr = lookup_attribute(dev.raw.get("attributes") or {}, dev.driver, constraint.attribute)
+            except AllocationError as e:
+                raise AllocationError(
+                    f"claim {self.labels[ci]}, request {req.name}: device {dev.ident}: {e}"
+                ) from None
+            if not constraint.add(attr):
+                for c in reversed(added):
+                    c.remove()
+                if counters_reserved:
+                    self._release_counters(dev)
+                if self.trace is not None:
+                    if attr is None:
+                        self._reject(
+                            ReasonCode.MISSING_ATTRIBUTE,
+                            req,
+                            dev,
+                            f"device {dev.ident} has no attribute {constraint.attribute} required by {constraint.describe()}",
+                            constraint=constraint.describe(),
+                        )
+                    else:
+                        pinned = constraint.current() if isinstance(constraint, MatchAttribute) else ""
+                        self._reject(
+                            ReasonCode.CONSTRAINT_MISMATCH,
+                            req,
+                            dev,
+                            f"device {dev.ident}: {constraint.attribute}={attr[1]} violates {constraint.describe()}"
+                            + (f" (devices so far have {pinned})" if pinned else ""),
+                            constraint=constraint.describe(),
+                            value=str(attr[1]),
+                        )
+                if must:
+                    raise AllocationError(
+                        f"claim {self.labels[ci]}, request {req.name}: cannot add device {dev.ident} because a claim constraint would not be satisfied"
+                    )
+                return None
+            added.append(constraint)
+        marked = False
+        if not multi:
+            self.allocating.setdefault(key, set()).add(ci)
+            marked = True
+        consumed: dict[str, tuple[Fraction, str]] | None = None
+        share_id: str | None = None
+        cap_inserted = False
+        cap_existed = False
+        if self.f.consumable_capacity:
+            amounts = self.capacity(req, dev)
+            if amounts is None:
+                if marked:
+                    self.allocating[key].discard(ci)
+                for c in reversed(added):
+                    c.remove()
+                if counters_reserved:
+                    self._release_counters(dev)
+                return None
+            if multi:
+                consumed = amounts
+                share_id = str(uuid.uuid4())
+                cap_existed = key in self.allocating_cap
+                pending = self.allocating_cap.setdefault(key, {})
+                for fq, (v, _) in amounts.items():
+                    pending[fq] = pending.get(fq, Fraction(0)) + v
+                cap_inserted = True
+        results = self.results[ci]
+        results.append(_Result(req, dev, req.admin, share_id, consumed if consumed else None))
+        n_before = len(results) - 1
+
+        def undo() -> None:
+            del results[n_before:]
+            if cap_inserted and consumed is not None:
+                pending = self.allocating_cap[key]
+                for fq, (v, _) in consumed.items():
+                    if fq in pending:
+                        pending[fq] -= v
+                if all(v == 0 for v in pending.values()):
+                    if cap_existed:
+                        pending.clear()
+                    else:
+                        del self.allocating_cap[key]
+            elif cap_inserted and not cap_existed:
+                self.allocating_cap.pop(key, None)
+            if marked:
+                self.allocating[key].discard(ci)
+            for c in reversed(added):
+                c.remove()
+            if counters_reserved:
+                self._release_counters(dev)
+
+        return undo
+
+    # -- phase 4: the search ---------------------------------------------------------------
+
+    def one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        self.steps += 1
+        if (
+            self.deadline is not None
+            and self.steps % DEADLINE_EVERY == 0
+            and time.monotonic() > self.deadline
+        ):
+            raise _Timeout
+        if ci >= len(self.claims):
+            return True
+        entries = self.reqs[ci]
+        if ri >= len(entries):
+            try:
+                return self.one(ci + 1, 0, 0, 0, False, 0)
+            except _MaxSizeExceeded:
+                return False
+        entry = entries[ri]
+        if isinstance(entry, list):
+            if not in_sub:
+                all_exceeded = True
+                for k in range(len(entry)):
+                    try:
+                        ok = self.one(ci, ri, k, di, True, 0)
+                    except _MaxSizeExceeded:
+                        if self.trace is not None:
+                            self._reject(
+                                ReasonCode.RESULT_LIMIT,
+                                entry[k],
+                                None,
+                                f"request {entry[k].full_name}: would exceed {MAX_RESULTS} devices per claim",
+                            )
+                        continue
+                    all_exceeded = False
+                    if ok:
+                        self.selected[ci][ri] = k
+                        return True
+                if all_exceeded:
+                    raise _MaxSizeExceeded
+                return False
+            req = entry[si]
+        else:
+            req = entry
+        if req.all_devices is not None and not req.all_devices:
+            return False
+        if di >= req.num_devices:
+            return self.one(ci, ri + 1, 0, 0, False, 0)
+        if len(self.results[ci]) + req.num_devices - di > MAX_RESULTS:
+            raise _MaxSizeExceeded
+        if req.all_devices is not None:
+            dev = req.all_devices[di]
+            self.considered += 1
+            undo = self.allocate_device(req, dev, True)
+            if undo is None:
+                if self.trace is not None:
+                    self._reject(
+                        ReasonCode.ALL_MODE_BLOCKED,
+                        req,
+                        dev,
+                        f"request {req.full_name} asks for all devices, but device {dev.ident} cannot be allocated",
+                    )
+                return False
+            try:
+                done = self.one(ci, ri, si, di + 1, in_sub, 0)
+            except BaseException:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+        devices = self.pools.devices
+        state_devices = self.state.devices
+        allocating = self.allocating
+        consumable = self.f.consumable_capacity
+        admin = req.admin
+        for idx in range(start, len(devices)):
+            dev = devices[idx]
+            key = dev.key
+            self.considered += 1
+            if admin:
+                taking = allocating.get(key)
+                if taking and ci in taking:
+                    if self.trace is not None:
+                        self._reject(
+                            ReasonCode.ADMIN_SAME_CLAIM,
+                            req,
+                            dev,
+                            f"device {dev.ident} is already allocated to this claim",
+                        )
+                    continue
+            elif key in state_devices or allocating.get(key):
+                if self.trace is not None:
+                    self._reject(ReasonCode.DEVICE_IN_USE, req, dev, f"device {dev.ident} is in use")
+                continue
+            if not self.selectable(req, dev):
+                continue
+            if consumable and self.capacity(req, dev) is None:
+                continue
+            undo = self.allocate_device(req, dev, False)
+            if undo is None:
+                continue
+            try:
+                done = self.one(ci, ri, si, di + 1, in_sub, idx + 1)
+            except BaseException:
+                undo()
+                raise
+            if done:
+                return True
+            undo()
+            if self.trace is not None:
+                self._reject(
+                    ReasonCode.BACKTRACKED,
+                    req,
+                    dev,
+                    f"device {dev.ident} fits request {req.full_name}, but no complete solution includes it",
+                )
+        return False
+
+    # -- phase 5: results ------------------------------------------------------------------
+
+    def build_results(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for ci, claim in enumerate(self.claims):
+            devices = (claim.get("spec") or {}).get("devices") or {}
+            requests = devices.get("requests") or []
+            results = []
+            for r in self.results[ci]:
+                d: dict[str, Any] = {
+                    "request": r.req.full_name,
+                    "driver": r.device.driver,
+                    "pool": r.device.pool,
+                    "device": r.device.name,
+                }
+                if r.admin:
+                    d["adminAccess"] = True
+                if r.req.tolerations:
+                    d["tolerations"] = [copy.deepcopy(dict(t)) for t in r.req.tolerations]
+                if self.f.binding_and_status:
+                    if r.device.raw.get("bindingConditions"):
+                        d["bindingConditions"] = list(r.device.raw["bindingConditions"])
+                    if r.device.raw.get("bindingFailureConditions"):
+                        d["bindingFailureConditions"] = list(r.device.raw["bindingFailureConditions"])
+                if r.share_id:
+                    d["shareID"] = r.share_id
+                if r.consumed:
+                    caps = r.device.capacity
+                    d["consumedCapacity"] = {
+                        caps[fq].status_name: text for fq, (_, text) in r.consumed.items()
+                    }
+                results.append(d)
+            chosen: list[_Req] = []
+            for ri, entry in enumerate(self.reqs[ci]):
+                chosen.append(entry[self.selected[ci].get(ri, 0)] if isinstance(entry, list) else entry)
+            configs: list[dict[str, Any]] = []
+            class_ranges: dict[str, tuple[int, int]] = {}
+            for req in chosen:
+                rng = class_ranges.get(req.class_name)
+                if rng is not None:
+                    for i in range(*rng):
+                        configs[i]["requests"].append(req.full_name)
+                    continue
+                begin = len(configs)
+                for cfg in (req.device_class.get("spec") or {}).get("config") or []:
+                    entry_cfg = {"source": "FromClass", "requests": [req.full_name]}
+                    entry_cfg.update(
+                        {k: copy.deepcopy(v) for k, v in cfg.items() if k not in ("source", "requests")}
+                    )
+                    configs.append(entry_cfg)
+                class_ranges[req.class_name] = (begin, len(configs))
+            for cfg in devices.get("config") or []:
+                names = cfg.get("requests") or []
+                body = {k: copy.deepcopy(v) for k, v in cfg.items() if k != "requests"}
+                if not names:
+                    configs.append({"source": "FromClaim", **body})
+                    continue
+                for ri, request in enumerate(requests):
+                    if request.get("name") in names:
+                        configs.append({"source": "FromClaim", "requests": list(names), **body})
+                        break
+                    entry = self.reqs[ci][ri]
+                    if isinstance(entry, list) and entry[self.selected[ci].get(ri, 0)].full_name in names:
+                        configs.append({"source": "FromClaim", "requests": list(names), **body})
+                        break
+            for c in configs:
+                names = c.get("requests")
+                if not names:
+                    continue
+                applies_to_all = all(
+                    request.get("name") in names
+                    or (isinstance(self.reqs[ci][ri], list) and chosen[ri].full_name in names)
+                    for ri, request in enumerate(requests)
+                )
+                if applies_to_all:
+                    del c["requests"]
+            allocation: dict[str, Any] = {"devices": {"results": results}}
+            if configs:
+                allocation["devices"]["config"] = configs
+            selector = self._node_selector(self.results[ci])
+            if selector is not None:
+                allocation["nodeSelector"] = selector
+            out.append(allocation)
+        return out
+
+    def _node_selector(self, results: list[_Result]) -> dict[str, Any] | None:
+        fields_: list[dict[str, Any]] = []
+        exprs: list[dict[str, Any]] = []
+        for r in results:
+            dev = r.device
+            if dev.slice.per_device:
+                node_name, selector = dev.node_name, dev.node_selector
+            else:
+                node_name, selector = dev.slice.node_name, dev.slice.node_selector
+            if node_name or dev.binds_to_node:
+                return {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": [self.node_name]}
+                            ]
+                        }
+                    ]
+                }
+            if selector is not None:
+                terms = selector.get("nodeSelectorTerms") or []
+                if len(terms) > 1:
+                    raise AllocationError(
+                        f"create NodeSelector for claim: unsupported ResourceSlice.NodeSelector with {len(terms)} terms"
+                    )
+                if terms:
+                    _merge_requirements(terms[0].get("matchFields") or [], fields_)
+                    _merge_requirements(terms[0].get("matchExpressions") or [], exprs)
+        if not fields_ and not exprs:
+            return None
+        term: dict[str, Any] = {}
+        if exprs:
+            term["matchExpressions"] = exprs
+        if fields_:
+            term["matchFields"] = fields_
+        return {"nodeSelectorTerms": [term]}
+
+
+def _merge_requirements(source: Sequence[Mapping[str, Any]], into: list[dict[str, Any]]) -> None:
+    for req in source:
+        values = set(req.get("values") or [])
+        if any(
+            r.get("key") == req.get("key")
+            and r.get("operator") == req.get("operator")
+            and set(r.get("values") or []) == values
+            for r in into
+        ):
+            continue
+        into.append(copy.deepcopy(dict(req)))
+
+
+def _violates_policy(amount: Fraction, policy: Mapping[str, Any] | None) -> bool:
+    if not policy:
+        return False
+    if policy.get("default") is not None and amount == quantity.value(str(policy["default"])):
+        return False
+    rng = policy.get("validRange")
+    if rng is not None:
+        if rng.get("max") is not None and amount > quantity.value(str(rng["max"])):
+            return True
+        if rng.get("step") is not None:
+            step = quantity.int_value(quantity.value(str(rng["step"])))
+            lo = quantity.int_value(quantity.value(str(rng.get("min") or "0")))
+            if step and abs(quantity.int_value(amount) - lo) % step != 0:
+                return True
+        return False
+    values = policy.get("validValues") or []
+    if values:
+        return all(amount != quantity.value(str(v)) for v in values)
+    return False
+
+
+# --- public entry point -----------------------------------------------------------------------
+
+
+def _in_use(claim: Mapping[str, Any]) -> bool:
+    return bool((claim.get("status") or {}).get("allocation"))
+
+
+def allocate(
+    *,
+    node: Mapping[str, Any],
+    slices: Sequence[Mapping[str, Any]],
+    classes: Sequence[Mapping[str, Any]],
+    claims: Sequence[Mapping[str, Any]],
+    features: Features,
+    timeout: float | None = 10.0,
+    trace: Trace | None = None,
+    inventory: Inventory | None = None,
+) -> AllocationOutcome:
+    """Allocate every claim without ``status.allocation`` together, in input order, on ``node``.
+
+    ``slices``/``classes`` are ignored when an ``inventory`` is given (it already indexes them).
+    Claims with ``status.allocation`` only mark their devices as in use.  Inputs are never
+    modified; the returned claims are deep copies.
+    """
+    started = time.monotonic()
+    inv = inventory if inventory is not None else Inventory(slices, classes)
+    to_allocate = [c for c in claims if not _in_use(c)]
+    in_use = [c for c in claims if _in_use(c)]
+    if in_use:
+        state = inv.state.copy()
+        for c in in_use:
+            state.add_claim(c, consumable=features.consumable_capacity)
+    else:
+        state = inv.state
+    pools = inv.pools_for(node, features)
+    deadline = started + timeout if timeout else None
+    run = _Run(inv, features, node, pools, to_allocate, state, deadline, trace)
+    copies = tuple(copy.deepcopy(dict(c)) for c in to_allocate)
+
+    def finish(
+        status: Literal["allocated", "unsatisfiable", "error"],
+        message: str,
+        results: Sequence[dict[str, Any]] = (),
+    ) -> AllocationOutcome:
+        stats = SearchStats(
+            steps=run.steps, devices_considered=run.considered, elapsed_s=time.monotonic() - started
+        )
+        return AllocationOutcome(
+            status=status, claims=copies, message=message, results=tuple(results), stats=stats
+        )
+
+    try:
+        run.precheck()
+        done = run.one(0, 0, 0, 0, False, 0)
+        if not done:
+            if trace is not None:
+                _explain_leftovers(run, trace)
+            if any(p.invalid for p in pools.pools):
+                return finish("error", "invalid resource pools were encountered")
+            return finish("unsatisfiable", UNSATISFIABLE_MESSAGE)
+        results = run.build_results()
+    except _Timeout:
+        return finish("error", TIMEOUT_MESSAGE)
+    except AllocationError as e:
+        return finish("error", str(e))
+    except RecursionError:  # pragma: no cover - needs > ~900 devices in one pod
+        return finish("error", "allocation search too deep")
+    for c, result in zip(copies, results, strict=True):
+        c.setdefault("status", {})["allocation"] = result
+    if trace is not None:
+        _explain_leftovers(run, trace)
+    return finish("allocated", "", results)
+
+
+def _explain_leftovers(run: _Run, trace: Trace) -> None:
+    """Give every device that was not chosen at least one reason."""
+    chosen = {r.device.ident for results in run.results for r in results}
+    for note in run.pools.notes:
+        for dev in note.slice.devices:
+            if dev.ident in chosen or trace.has_reason(dev.ident):
+                continue
+            if note.kind == "node-mismatch":
+                trace.reject(
+                    ReasonCode.NODE_MISMATCH,
+                    f"slice {note.slice.name} does not serve node {run.node_name}",
+                    device=dev.ident,
+                    detail={"slice": note.slice.name},
+                )
+            elif note.kind == "feature-disabled":
+                trace.reject(
+                    ReasonCode.SLICE_FEATURE_DISABLED,
+                    f"slice {note.slice.name} uses shared counters or per-device node selection, but DRAPartitionableDevices is disabled",
+                    device=dev.ident,
+                    detail={"slice": note.slice.name},
+                )
+            else:
+                trace.reject(
+                    ReasonCode.POOL_OBSOLETE,
+                    f"pool {dev.driver}/{dev.pool} is being replaced by a newer generation",
+                    device=dev.ident,
+                    detail={"slice": note.slice.name},
+                )
+    for other in run.inv.slices:
+        if other.node_name and other.node_name != run.node_name:
+            for dev in other.devices:
+                if dev.ident not in chosen and not trace.has_reason(dev.ident):
+                    trace.reject(
+                        ReasonCode.NODE_MISMATCH,
+                        f"slice {other.name} serves node {other.node_name}, not {run.node_name}",
+                        device=dev.ident,
+                        detail={"slice": other.name},
+                    )
+    for pool in run.pools.pools:
+        for s in pool.device_slices:
+            for dev in s.devices:
+                if dev.ident in chosen or trace.has_reason(dev.ident):
+                    continue
+                if pool.incomplete:
+                    trace.reject(
+                        ReasonCode.POOL_INCOMPLETE,
+                        f"pool {pool.ident} is incomplete (not all {s.count} slices of generation {s.generation} are published)",
+                        device=dev.ident,
+                    )
+                elif pool.invalid:
+                    trace.reject(
+                        ReasonCode.POOL_INVALID,
+                        f"pool {pool.ident} is invalid: {pool.invalid_reason}",
+                        device=dev.ident,
+                        detail={"reason": pool.invalid_reason},
+                    )
+                else:
+                    trace.reject(
+                        ReasonCode.NOT_NEEDED,
+                        f"device {dev.ident} was not needed: the search ended before reaching it",
+                        device=dev.ident,
+                    )

@@ -1,0 +1,75 @@
+"""``drakit allocate`` on small bundles: exit codes, --node handling and the text table."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from drakit.cli.console import run_guarded
+from drakit.cli.main import app
+from tests.unit.allocator.builders import claim, device, device_class, exact, in_use, node, slice_
+
+BASE = [node(), slice_("s", [device("gpu-0"), device("gpu-1")]), device_class()]
+
+
+@dataclass
+class _Result:
+    exit_code: int
+    output: str
+
+
+def invoke(tmp_path: Path, objects: list[dict[str, Any]], *args: str) -> _Result:
+    """Run the CLI the way ``drakit`` does (through ``run_guarded``, which maps errors to exit codes)."""
+    f = tmp_path / "in.yaml"
+    f.write_text(yaml.safe_dump_all(objects, sort_keys=False), encoding="utf-8")
+    argv = ["allocate", "-f", str(f), *args]
+    result = CliRunner().invoke(app, argv)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), mock.patch.object(sys, "argv", ["drakit", *argv]):
+            code = run_guarded(app)
+        return _Result(code, result.output + err.getvalue())
+    return _Result(result.exit_code, result.output)
+
+
+@pytest.mark.parametrize(
+    ("claims", "args", "exit_code", "needle"),
+    [
+        pytest.param([claim("c", exact("r"))], (), 0, "r  ->  gpu.example.com/pool-1/gpu-0", id="allocated"),
+        pytest.param(
+            [in_use("u", "gpu-0", "gpu-1"), claim("c", exact("r"))],
+            (),
+            3,
+            "[DeviceInUse]",
+            id="unsatisfiable",
+        ),
+        pytest.param(
+            [claim("c", exact("r", cls="nope"))], (), 4, "could not retrieve device class nope", id="error"
+        ),
+        pytest.param(
+            [claim("c", exact("r"))], ("--feature-gates", "Bogus=true"), 2, "unknown feature gate", id="usage"
+        ),
+    ],
+)
+def test_exit_codes_and_text(
+    tmp_path: Path, claims: list[dict[str, Any]], args: tuple[str, ...], exit_code: int, needle: str
+) -> None:
+    result = invoke(tmp_path, BASE + claims, *args)
+    assert result.exit_code == exit_code, result.output
+    assert needle in result.output
+
+
+def test_node_required_with_two_nodes(tmp_path: Path) -> None:
+    result = invoke(tmp_path, [*BASE, node("node-2"), claim("c", exact("r"))])
+    assert result.exit_code == 2
+    result = invoke(tmp_path, [*BASE, node("node-2"), claim("c", exact("r"))], "--node", "node-2")
+    assert result.exit_code == 3  # the slice's devices are on node-1
