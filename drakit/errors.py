@@ -80,8 +80,6 @@ class FieldError:
         if self.type in (ErrorType.REQUIRED, ErrorType.FORBIDDEN, ErrorType.TOO_LONG, ErrorType.INTERNAL):
             # These types never print the bad value upstream.
             pass
-        elif self.type == ErrorType.TOO_MANY:
-            pass
         elif not isinstance(self.value, _Omitted):
             text += ": " + _render_value(self.value)
         if self.detail:

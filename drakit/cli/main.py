@@ -25,6 +25,12 @@ app = typer.Typer(
 _NOT_VERBS = {"main", "console"}
 
 
+@app.callback()
+def _root() -> None:
+    """Request accelerators by capability on Kubernetes DRA (resource.k8s.io/v1)."""
+    # A callback keeps typer in multi-command mode even when only one verb is registered.
+
+
 def _register_verbs() -> None:
     import drakit.cli as pkg
 
