@@ -28,8 +28,33 @@ lint: venv
 	$(VENV)/bin/mypy
 
 # --- the upstream oracle (see oracle/README.md) -------------------------------------------
+# dra-oracle: the upstream allocator and CEL (k8s.io/dynamic-resource-allocation, pinned in
+# oracle/go.mod) behind drakit's command line.  Rebuilt only when its sources change.
+GO ?= go
+ORACLE_BIN := oracle/bin/dra-oracle
+ORACLE_SRC := $(wildcard oracle/cmd/dra-oracle/*.go) oracle/go.mod oracle/go.sum
+
+.PHONY: oracle differential
+oracle: $(ORACLE_BIN)
+
+$(ORACLE_BIN): $(ORACLE_SRC)
+	cd oracle && $(GO) build -trimpath -o bin/dra-oracle ./cmd/dra-oracle
+
+# Differential run against the oracle with a fixed seed; every disagreement is shrunk and
+# written to tests/differential/regressions/<hash>.yaml, which tests replay from then on.
+N ?= 100000
+SEED ?= 20260701
+differential: $(ORACLE_BIN) venv
+	DRAKIT_DIFF_EXAMPLES=$(N) DRAKIT_DIFF_SEED=$(SEED) DRAKIT_DIFF_RECORD=1 \
+		$(PY) -m pytest -q -p no:cacheprovider tests/oracle/test_differential.py -k generated
 
 # --- the real control plane (see cluster/README.md) ---------------------------------------
+
+.PHONY: cluster
+# etcd, kube-apiserver, kube-scheduler and kube-controller-manager for tests/integration,
+# built from the Go module proxy into $(DRAKIT_CACHE)/k8s-<version>/bin (instant when stamped).
+cluster:
+	cluster/build.sh
 
 test: venv
 	$(PY) -m pytest -q
