@@ -16,21 +16,26 @@ from drakit.model.claim import (
 from drakit.model.deviceclass import DeviceClass
 from drakit.model.event import Event
 from drakit.model.kinds import KINDS, NAMESPACED, KindError, model_for, parse_object
+from drakit.model.load import Bundle, Document, Entry, load_bundle, load_documents
 from drakit.model.node import Node, NodeSelector
 from drakit.model.pod import Pod
 from drakit.model.slice import Device, DeviceAttribute, ResourceSlice
 from drakit.model.taintrule import DeviceTaintRule
+from drakit.model.validate import validate, validate_report
 
 __all__ = [
     "KINDS",
     "NAMESPACED",
     "AllocationResult",
+    "Bundle",
     "Device",
     "DeviceAttribute",
     "DeviceClass",
     "DeviceRequest",
     "DeviceSubRequest",
     "DeviceTaintRule",
+    "Document",
+    "Entry",
     "Event",
     "ExactDeviceRequest",
     "KindError",
@@ -42,8 +47,12 @@ __all__ = [
     "ResourceClaimTemplate",
     "ResourceSlice",
     "Wire",
+    "load_bundle",
+    "load_documents",
     "model_for",
     "parse_object",
     "parse_quantity",
     "to_wire",
+    "validate",
+    "validate_report",
 ]
