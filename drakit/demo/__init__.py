@@ -28,7 +28,12 @@ DEMO_NODES: tuple[tuple[str, str], ...] = (
     ("example-node-1", "example-8x"),
 )
 
-TRAINING_SELECTOR = f"device.capacity['{t.NVIDIA_DRIVER}'].memory.compareTo(quantity('48Gi')) >= 0"
+# The NVIDIA driver omits `memory` where NVML cannot report it: guard the key, so such a device
+# is a non-match instead of a runtime error that blocks the pod.
+TRAINING_SELECTOR = (
+    f"'memory' in device.capacity['{t.NVIDIA_DRIVER}'] && "
+    f"device.capacity['{t.NVIDIA_DRIVER}'].memory.compareTo(quantity('48Gi')) >= 0"
+)
 L4_SELECTOR = f"device.attributes['{t.NVIDIA_DRIVER}'].productName == 'NVIDIA L4'"
 
 

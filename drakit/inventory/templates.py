@@ -175,3 +175,101 @@ def example_device_class() -> dict[str, Any]:
         "metadata": {"name": EXAMPLE_DRIVER},
         "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{EXAMPLE_DRIVER}'"}}]},
     }
+
+
+# --- Intel, AMD and older/imperfect schemas (for profile and lint tests) ------------------------
+# Shapes follow the drivers' sources as summarised in the ecosystem notes (§1.3, §1.4, §1.1 history);
+# product memory values are illustrative where no public slice dump was available.
+
+INTEL_DRIVER = "gpu.intel.com"
+AMD_DRIVER = "gpu.amd.com"
+
+
+def intel_gpu(
+    node: str,
+    index: int,
+    model: str = "Max 1550",
+    family: str = "Data Center Max",
+    memory: str = "131072Mi",
+    *,
+    pci_id: str = "0x0bd5",
+    pcie_root: bool = True,
+) -> dict[str, Any]:
+    """One Intel GPU; ``memory="0"`` is what the driver publishes when it runs unprivileged."""
+    bus = 0x3A + 0x10 * index
+    attributes: dict[str, Any] = {
+        "model": {"string": model},
+        "family": {"string": family},
+        "driver": {"string": "xe"},
+        "sriov": {"bool": False},
+        "pciId": {"string": pci_id},
+        "health": {"string": "Healthy"},
+        f"{STANDARD_DOMAIN}/pciBusID": {"string": f"0000:{bus:02x}:00.0"},
+    }
+    if pcie_root:
+        attributes[f"{STANDARD_DOMAIN}/pcieRoot"] = {"string": f"pci0000:{bus - 1:02x}"}
+    return {
+        "name": f"0000-{bus:02x}-00-0-{pci_id}",
+        "attributes": attributes,
+        "capacity": {"memory": {"value": memory}, "millicores": {"value": "1k"}},
+    }
+
+
+def amd_gpu(
+    node: str,
+    card: int,
+    product: str = "AMD_Instinct_MI300X_OAM",
+    memory: str = "196592Mi",
+    *,
+    driver_version: str | None = "6.12.12",
+    family: str = "AI",
+    pcie_root: bool = True,
+) -> dict[str, Any]:
+    """One AMD full GPU (``type: amdgpu``); ``driver_version=None`` leaves the attribute out."""
+    attributes: dict[str, Any] = {
+        "type": {"string": "amdgpu"},
+        "pciAddr": {"string": f"0000:{0x11 + card:02x}:00.0"},
+        "cardIndex": {"int": card},
+        "renderIndex": {"int": 128 + card},
+        "deviceID": {"string": str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/amd-{card}").int % 10**16)},
+        "family": {"string": family},
+        "productName": {"string": product},
+        "driverSrcVersion": {"string": "0A1B2C3D4E5F60718293A4B"},
+        "partitionProfile": {"string": "spx_nps1"},
+    }
+    if driver_version is not None:
+        attributes["driverVersion"] = {"version": driver_version}
+    if pcie_root:
+        attributes[f"{STANDARD_DOMAIN}/pcieRoot"] = {"string": f"pci0000:{0x10 + card:02x}"}
+    return {
+        "name": f"gpu-{card}-{128 + card}",
+        "attributes": attributes,
+        "capacity": {"memory": {"value": memory}, "computeUnits": {"value": "304"}, "simdUnits": {"value": "1216"}},
+    }
+
+
+def nvidia_gpu_v25_3(node: str, sku: NvidiaSku, minor: int, gpus_per_node: int) -> dict[str, Any]:
+    """A GPU as driver releases up to v25.3 published it: ``index``/``minor``, driver-local ``pcieBusID``."""
+    dev = nvidia_gpu(node, sku, minor, gpus_per_node)
+    attrs = dict(dev["attributes"])
+    bus_id = attrs.pop(f"{STANDARD_DOMAIN}/pciBusID")
+    attrs.pop(f"{STANDARD_DOMAIN}/numaNode")
+    attrs.pop("addressingMode")
+    attrs["index"] = {"int": minor}
+    attrs["minor"] = {"int": minor}
+    attrs["pcieBusID"] = bus_id
+    return {**dev, "attributes": attrs}
+
+
+def without(device: dict[str, Any], *, attributes: tuple[str, ...] = (), capacity: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A copy of ``device`` lacking some keys (the gaps real drivers leave: no pcieRoot, no memory)."""
+    return {
+        **device,
+        "attributes": {k: v for k, v in device.get("attributes", {}).items() if k not in attributes},
+        "capacity": {k: v for k, v in device.get("capacity", {}).items() if k not in capacity},
+    }
+
+
+def with_values(device: dict[str, Any], **attributes: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``device`` with some attributes replaced (e.g. an old driverVersion)."""
+    return {**device, "attributes": {**device.get("attributes", {}), **attributes}}

@@ -1,0 +1,114 @@
+"""``drakit profile compile | apply-to | eligible``: capability profiles at the command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
+from drakit.errors import InvalidInput, UsageError
+
+profile_app = typer.Typer(help="Capability profiles: compile, merge into workloads, check eligibility.",
+                          no_args_is_help=True)
+
+ProfileArgs = Annotated[list[str], typer.Argument(help="Profile files, directories, or names of bundled profiles.")]
+DriverOpt = Annotated[str | None, typer.Option("--driver", help="Driver schema, e.g. gpu.nvidia.com or gpu.nvidia.com@v25.8.")]
+
+
+def _compiled(profiles: list[str], driver: str | None, namespace: str | None) -> list[Any]:
+    from drakit.profiles import compile_profile, drivers_for, load_profile_files
+
+    pset = load_profile_files(profiles)
+    out = []
+    for rp in pset.selected():
+        for schema in drivers_for(rp, driver):
+            out.append(compile_profile(rp, schema, namespace=namespace))
+    return out
+
+
+@profile_app.command("compile")
+def compile_cmd(
+    profiles: ProfileArgs,
+    driver: DriverOpt = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="Namespace of the claim (template).")] = None,
+    output: Annotated[Output, typer.Option("-o", "--output", help="yaml (default) or json (a v1 List).")] = Output.yaml,
+) -> None:
+    """Emit DeviceClass, ResourceClaimTemplate (or ResourceClaim) and the pod fragment (a PodTemplate)."""
+    from drakit.profiles.render import to_yaml
+
+    compiled = _compiled(profiles, driver, namespace)
+    for cp in compiled:
+        for w in cp.warnings:
+            print(f"Warning: {w}", file=sys.stderr)
+    docs = [m for cp in compiled for m in cp.manifests()]
+    if output == Output.json:
+        emit({"apiVersion": "v1", "kind": "List", "items": docs}, output)
+    else:
+        sys.stdout.write(to_yaml(docs))
+
+
+@profile_app.command("apply-to")
+def apply_to_cmd(
+    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, Deployment, Polyaxon operation), or -.")],
+    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile file or bundled profile name.")],
+    driver: DriverOpt = None,
+    namespace: Annotated[str | None, typer.Option("--namespace", "-n")] = None,
+    container: Annotated[list[str] | None, typer.Option("--container", "-c", help="Container(s) to get the claim; default: the first.")] = None,
+    include_objects: Annotated[bool, typer.Option("--include-objects", help="Append the DeviceClass and claim (template).")] = False,
+    in_place: Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite MANIFEST instead of printing.")] = False,
+) -> None:
+    """Merge the profile's claim and pod settings into workloads; every other byte stays as it was."""
+    from drakit.profiles.apply import apply_fragment
+    from drakit.profiles.render import to_yaml
+
+    compiled = _compiled([profile], driver, namespace)
+    if len(compiled) != 1:
+        raise UsageError(f"--profile {profile} names {len(compiled)} profiles; apply one at a time")
+    cp = compiled[0]
+    text = sys.stdin.read() if manifest == "-" else _read(manifest)
+    extra = to_yaml([cp.device_class, cp.claim]) if include_objects else ""
+    result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest, extra_documents=extra)
+    for note in result.notes:
+        print(f"Warning: {note}", file=sys.stderr)
+    if not result.changed:
+        raise InvalidInput(f"{manifest}: no Pod, Job, Deployment, StatefulSet, ReplicaSet, DaemonSet or Polyaxon operation found")
+    if in_place and manifest != "-":
+        Path(manifest).write_text(result.text, encoding="utf-8")
+    else:
+        sys.stdout.write(result.text)
+
+
+@profile_app.command("eligible")
+def eligible_cmd(
+    profiles: ProfileArgs,
+    filename: Annotated[list[str], typer.Option("-f", "--filename", help="Inventory: files, directories or -.")],
+    driver: DriverOpt = None,
+    output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+) -> None:
+    """Per profile: qualifying devices by product and node, excluded devices with the reason."""
+    from drakit.model.load import load_bundle
+    from drakit.profiles.eligibility import eligibility, wire_objects
+
+    compiled = _compiled(profiles, driver, None)
+    objects = wire_objects(load_bundle(filename))
+    results = [eligibility(cp, objects) for cp in compiled]
+    if output == Output.text:
+        print("\n\n".join(r.render_text() for r in results))
+    else:
+        emit({"profiles": [r.to_json() for r in results]}, output)
+    none = [r.profile for r in results if not any(n.fits for n in r.nodes)]
+    raise typer.Exit(EXIT_UNSATISFIABLE if none else EXIT_OK)
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise InvalidInput(f"{path}: {e.strerror}") from None
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(profile_app, name="profile")

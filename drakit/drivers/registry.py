@@ -1,0 +1,234 @@
+"""The built-in driver schemas (gpu.nvidia.com with its history, gpu.example.com, gpu.intel.com, gpu.amd.com).
+
+Written from the drivers' sources as summarised in the project's ecosystem notes (§1).  Every
+key that is not published on *every* device of a schema version is ``required=False``; the
+compiler guards those, because reading a missing key is a CEL runtime error that blocks the
+pod rather than a non-match.
+"""
+
+from __future__ import annotations
+
+from drakit.drivers.schema import AttributeSpec, CapacitySpec, DriverSchema, SchemaChange
+from drakit.errors import UsageError
+
+STANDARD_DOMAIN = "resource.kubernetes.io"
+PCIE_ROOT = f"{STANDARD_DOMAIN}/pcieRoot"
+PCI_BUS_ID = f"{STANDARD_DOMAIN}/pciBusID"
+NUMA_NODE = f"{STANDARD_DOMAIN}/numaNode"
+
+
+def _attrs(*specs: AttributeSpec) -> dict[str, AttributeSpec]:
+    return {s.key: s for s in specs}
+
+
+# --- NVIDIA ------------------------------------------------------------------------------------
+
+# NVML names and the memory the driver publishes (binary quantities, below the marketed size).
+_NVIDIA_PRODUCTS = {
+    "Tesla T4": "15360Mi",
+    "NVIDIA L4": "23034Mi",
+    "NVIDIA A10": "23028Mi",
+    "NVIDIA A10G": "23028Mi",
+    "NVIDIA L40S": "46068Mi",
+    "NVIDIA A100-SXM4-40GB": "40Gi",
+    "NVIDIA A100-PCIE-40GB": "40Gi",
+    "NVIDIA A100-SXM4-80GB": "80Gi",
+    "NVIDIA A100 80GB PCIe": "80Gi",
+    "NVIDIA H100 80GB HBM3": "81559Mi",
+    "NVIDIA H100 PCIe": "81559Mi",
+    "NVIDIA H100 NVL": "95830Mi",
+    "NVIDIA H200": "143771Mi",
+    "NVIDIA B200": "183359Mi",
+}
+
+_NVIDIA_COMMON = (
+    AttributeSpec("type", "string", required=True, note="gpu | mig | vfio"),
+    AttributeSpec("uuid", "string", required=True),
+    AttributeSpec("productName", "string", required=True, note="NVML name, verbatim"),
+    AttributeSpec("brand", "string"),
+    AttributeSpec("architecture", "string", note="e.g. Hopper, 'Ada Lovelace'"),
+    AttributeSpec("cudaComputeCapability", "version"),
+    AttributeSpec("driverVersion", "version"),
+    AttributeSpec("cudaDriverVersion", "version"),
+    AttributeSpec(PCIE_ROOT, "string", note="omitted where sysfs has no pci root (e.g. Azure VMBus)"),
+)
+_NVIDIA_ROLES = {
+    "architecture": "architecture",
+    "computeCapability": "cudaComputeCapability",
+    "driverVersion": "driverVersion",
+    "product": "productName",
+}
+_IDX_REMOVED = (
+    SchemaChange("index", "v25.8", note="removed from advertised attributes; use uuid for identity"),
+    SchemaChange("minor", "v25.8", note="removed from advertised attributes; use uuid for identity"),
+)
+_PCIEBUS_RENAMED = SchemaChange("pcieBusID", "v25.12", replacement=PCI_BUS_ID)
+_MEM_REQUIRED = {"memory": CapacitySpec("memory", required=True, note="NVML framebuffer, binary units")}
+_MEM_OPTIONAL = {"memory": CapacitySpec("memory", note="omitted when NVML cannot report it (GB10, vGPU)")}
+
+
+def _nvidia(version: str, extra: tuple[AttributeSpec, ...], capacities: dict[str, CapacitySpec],
+            removed: tuple[SchemaChange, ...]) -> DriverSchema:
+    return DriverSchema(
+        driver="gpu.nvidia.com",
+        version=version,
+        vendor="nvidia",
+        attributes=_attrs(*_NVIDIA_COMMON, *extra),
+        capacities=capacities,
+        roles=_NVIDIA_ROLES,  # type: ignore[arg-type]
+        device_type=("type", "gpu"),
+        products=_NVIDIA_PRODUCTS,
+        removed=removed,
+        default_class="gpu.nvidia.com",
+    )
+
+
+_NVIDIA_VERSIONS = (
+    _nvidia(
+        "v25.3",
+        (AttributeSpec("index", "int", required=True), AttributeSpec("minor", "int", required=True),
+         AttributeSpec("pcieBusID", "string")),
+        _MEM_REQUIRED,
+        (),
+    ),
+    _nvidia("v25.8", (AttributeSpec("pcieBusID", "string"),), _MEM_REQUIRED, _IDX_REMOVED),
+    _nvidia(
+        "v25.12",
+        (AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string")),
+        _MEM_REQUIRED,
+        (*_IDX_REMOVED, _PCIEBUS_RENAMED),
+    ),
+    _nvidia(
+        "v0.4",
+        (AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string")),
+        _MEM_OPTIONAL,
+        (*_IDX_REMOVED, _PCIEBUS_RENAMED),
+    ),
+    _nvidia(
+        "main",
+        (AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string"),
+         AttributeSpec(NUMA_NODE, "int")),
+        _MEM_OPTIONAL,
+        (*_IDX_REMOVED, _PCIEBUS_RENAMED),
+    ),
+)
+
+# --- dra-example-driver ------------------------------------------------------------------------
+
+_EXAMPLE = DriverSchema(
+    driver="gpu.example.com",
+    version="v0.4",
+    vendor="example",
+    attributes=_attrs(
+        AttributeSpec("index", "int", required=True),
+        AttributeSpec("uuid", "string", required=True),
+        AttributeSpec("model", "string", required=True, note="always LATEST-GPU-MODEL"),
+        AttributeSpec("driverVersion", "version", required=True),
+    ),
+    capacities={"memory": CapacitySpec("memory", required=True), "compute": CapacitySpec("compute", required=True)},
+    roles={"product": "model", "driverVersion": "driverVersion"},
+    device_type=None,
+    products={"LATEST-GPU-MODEL": "80Gi"},
+    default_class="gpu.example.com",
+)
+
+# --- Intel -------------------------------------------------------------------------------------
+
+_INTEL = DriverSchema(
+    driver="gpu.intel.com",
+    version="v0.10",
+    vendor="intel",
+    attributes=_attrs(
+        AttributeSpec("model", "string", required=True, note="from a PCI-ID table; 'Unknown' if absent"),
+        AttributeSpec("family", "string", required=True),
+        AttributeSpec("driver", "string", required=True, note="i915 | xe | vfio-pci | xe-vfio-pci"),
+        AttributeSpec("sriov", "bool"),
+        AttributeSpec("type", "string"),
+        AttributeSpec("pciId", "string"),
+        AttributeSpec("health", "string"),
+        AttributeSpec("pciAddress", "string", note="deprecated; use resource.kubernetes.io/pciBusID"),
+        AttributeSpec("pciRoot", "string", note="deprecated; use resource.kubernetes.io/pcieRoot"),
+        AttributeSpec(PCI_BUS_ID, "string"),
+        AttributeSpec(PCIE_ROOT, "string"),
+    ),
+    capacities={
+        "memory": CapacitySpec("memory", required=True, zero_means_unknown=True,
+                               note="0 when the driver runs unprivileged without xpumd"),
+        "millicores": CapacitySpec("millicores", required=True),
+    },
+    roles={"product": "model", "architecture": "family"},
+    device_type=None,
+    products={"Max 1550": "131072Mi", "Max 1100": "49152Mi", "Flex 170": "16384Mi", "Flex 140": "12288Mi",
+              "A770": "16384Mi", "B580": "12288Mi", "B60": "24576Mi"},
+    default_class="gpu.intel.com",
+)
+
+# --- AMD ---------------------------------------------------------------------------------------
+
+_AMD = DriverSchema(
+    driver="gpu.amd.com",
+    version="v1.0",
+    vendor="amd",
+    attributes=_attrs(
+        AttributeSpec("type", "string", required=True, note="amdgpu | amdgpu-partition"),
+        AttributeSpec("pciAddr", "string"),
+        AttributeSpec("cardIndex", "int"),
+        AttributeSpec("renderIndex", "int"),
+        AttributeSpec("deviceID", "string"),
+        AttributeSpec("family", "string", note="amdgpu family code; MI300X reports AI"),
+        AttributeSpec("productName", "string", note="sysfs name, spaces as underscores"),
+        AttributeSpec("driverVersion", "version", note="0.0.0 when the module version is unset"),
+        AttributeSpec("driverSrcVersion", "string"),
+        AttributeSpec("partitionProfile", "string"),
+        AttributeSpec(PCIE_ROOT, "string"),
+    ),
+    capacities={
+        "memory": CapacitySpec("memory", required=True),
+        "computeUnits": CapacitySpec("computeUnits", required=True),
+        "simdUnits": CapacitySpec("simdUnits", required=True),
+    },
+    roles={"product": "productName", "architecture": "family", "driverVersion": "driverVersion"},
+    device_type=("type", "amdgpu"),
+    products={"AMD_Instinct_MI300X_OAM": "196592Mi", "AMD_Instinct_MI250X": "130944Mi",
+              "AMD_Instinct_MI210": "65520Mi"},
+    default_class="gpu.amd.com",
+)
+
+# Driver name -> schema versions, oldest first; the last one is the default.
+DRIVERS: dict[str, tuple[DriverSchema, ...]] = {
+    "gpu.amd.com": (_AMD,),
+    "gpu.example.com": (_EXAMPLE,),
+    "gpu.intel.com": (_INTEL,),
+    "gpu.nvidia.com": _NVIDIA_VERSIONS,
+}
+
+VENDORS: dict[str, str] = {s[-1].vendor: name for name, s in DRIVERS.items()}
+
+
+def known_drivers() -> list[str]:
+    return sorted(DRIVERS)
+
+
+def schema_versions(driver: str) -> list[str]:
+    return [s.version for s in DRIVERS.get(driver, ())]
+
+
+def parse_driver_ref(ref: str) -> tuple[str, str | None]:
+    """``gpu.nvidia.com@v25.3`` -> ("gpu.nvidia.com", "v25.3"); no ``@`` -> (driver, None)."""
+    driver, sep, version = ref.partition("@")
+    return driver, (version if sep else None)
+
+
+def get_schema(driver: str, version: str | None = None) -> DriverSchema:
+    """The schema of ``driver`` at ``version`` (default: newest); UsageError names the known ones."""
+    schemas = DRIVERS.get(driver)
+    if schemas is None:
+        raise UsageError(f"unknown driver {driver!r}: known drivers are {', '.join(known_drivers())}")
+    if version is None:
+        return schemas[-1]
+    for s in schemas:
+        if s.version == version:
+            return s
+    raise UsageError(
+        f"unknown schema version {version!r} of {driver}: known versions are {', '.join(schema_versions(driver))}"
+    )
