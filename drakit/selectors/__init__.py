@@ -1,0 +1,39 @@
+"""CEL device selectors with Kubernetes semantics: parse, type-check, estimate cost, evaluate.
+
+Why our own engine: the Python CEL libraries we measured cannot reproduce what Kubernetes
+decides with a selector — cel-go's compile-time cost estimate (pinned by upstream tests and
+used to reject selectors), runtime cost accounting against the 1,000,000 limit, cel-go's
+error texts, the DRA "unknown domain reads as an empty map" lookup, or two-variable
+comprehensions.  So drakit implements CEL in pure Python, following cel-go (``parser/``,
+``checker/`` incl. ``cost.go``, ``interpreter/`` incl. ``runtimecost.go``, ``common/types``,
+``ext/``), the Kubernetes libraries (``apiserver/pkg/cel/library``, ``environment/base.go``)
+and the DRA environment (``dynamic-resource-allocation/cel/compile.go``).
+
+Pipeline, one module per stage: :mod:`.parser` (text → AST, macros) → :mod:`.checker`
+(types, overloads) → :mod:`.cost` (worst-case estimate) → :mod:`.interpreter` (closures,
+runtime cost); :mod:`.env` declares the ``device`` variable, :mod:`.library` the functions,
+:mod:`.compile`/:mod:`.cache` are the public API.
+"""
+
+from drakit.selectors.cache import clear_cache, compile_any, compile_selector
+from drakit.selectors.compile import (
+    CelValueResult,
+    CompiledSelector,
+    DeviceView,
+    device_view,
+    evaluate_expression,
+)
+from drakit.selectors.types import CelError, CelRuntimeError
+
+__all__ = [
+    "CelError",
+    "CelRuntimeError",
+    "CelValueResult",
+    "CompiledSelector",
+    "DeviceView",
+    "clear_cache",
+    "compile_any",
+    "compile_selector",
+    "device_view",
+    "evaluate_expression",
+]

@@ -1,0 +1,39 @@
+"""Compiled-selector cache keyed by (expression, environment, the feature bits that matter).
+
+Compiling costs far more than evaluating; the same few selectors (from classes and claims)
+are compiled again and again, so results are memoised.  Only two feature gates change what a
+selector means, so unrelated gate changes keep hitting the cache.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from drakit.features import Features
+from drakit.selectors.compile import CompiledSelector, compile_uncached, env_key
+from drakit.selectors.env import EnvKey
+
+CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _compile(expression: str, key: EnvKey, require_bool: bool) -> CompiledSelector:
+    return compile_uncached(expression, key, require_bool=require_bool)
+
+
+def compile_selector(
+    expression: str, *, environment: str = "stored", features: Features | None = None
+) -> CompiledSelector:
+    """Compile a device selector (must evaluate to bool); errors are returned as data."""
+    return _compile(expression, env_key(environment, features), True)
+
+
+def compile_any(
+    expression: str, *, environment: str = "stored", features: Features | None = None
+) -> CompiledSelector:
+    """Compile an expression of any result type (for ``drakit cel eval``)."""
+    return _compile(expression, env_key(environment, features), False)
+
+
+def clear_cache() -> None:
+    _compile.cache_clear()

@@ -1,0 +1,255 @@
+"""The public selector API: compile once, evaluate against many devices.
+
+``compile_selector`` never raises for a bad expression: like upstream's
+``CompilationResult`` it returns the error as data (``CompiledSelector.error``), because the
+allocator must report compile errors per selector, not abort on the first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from drakit.features import Features
+from drakit.selectors import types as T
+from drakit.selectors.ast import depth
+from drakit.selectors.checker import CheckedExpr, check
+from drakit.selectors.cost import estimate
+from drakit.selectors.env import (
+    MAX_COST,
+    MAX_EXPRESSION_LENGTH,
+    EnvKey,
+    build_env,
+    device_vars,
+    size_roots,
+)
+from drakit.selectors.interpreter import COST_LIMIT_MESSAGE, Frame, Program, plan
+from drakit.selectors.parser import (
+    Issues,
+    ParsedExpr,
+    ParseError,
+    Parser,
+    Source,
+    deep_recursion,
+    render_error,
+)
+from drakit.selectors.types import CelError, CelRuntimeError, CelType, CostLimitExceeded, EvalError
+
+ENVIRONMENTS = ("stored", "new")
+_ENV_ALIASES = {"stored": "stored", "new": "new", "StoredExpressions": "stored", "NewExpressions": "new"}
+
+
+@dataclass(frozen=True)
+class DeviceView:
+    """One device's CEL activation, built once and shared by every selector evaluated on it."""
+
+    driver: str
+    _vars_all: dict[str, Any] | EvalError  # list-valued attributes converted
+    _vars_scalar: dict[str, Any] | EvalError  # list-valued attributes rejected (feature off)
+    _frames: dict[bool, Frame] = field(default_factory=dict, compare=False, repr=False)
+
+    def vars(self, lists: bool) -> dict[str, Any]:
+        v = self._vars_all if lists else self._vars_scalar
+        if isinstance(v, EvalError):
+            raise v
+        return v
+
+    def frame(self, lists: bool) -> Frame:
+        f = self._frames.get(lists)
+        if f is None:
+            f = Frame(self.vars(lists))
+            self._frames[lists] = f
+        return f
+
+
+def device_view(driver: str, device: Mapping[str, Any]) -> DeviceView:
+    """Build the activation for a v1 Device (JSON shape) published by ``driver``."""
+    all_ = device_vars(driver, device, lists=True)
+    has_lists = any(
+        isinstance(a, Mapping) and any(a.get(k) is not None for k in ("ints", "bools", "strings", "versions"))
+        for a in (device.get("attributes") or {}).values()
+    )
+    scalar = device_vars(driver, device, lists=False) if has_lists else all_
+    return DeviceView(driver, all_, scalar)
+
+
+@dataclass(frozen=True)
+class CelValueResult:
+    """The outcome of evaluating an expression of any result type."""
+
+    value: Any = None
+    type: str = ""
+    error: CelError | CelRuntimeError | None = None
+
+
+@dataclass(frozen=True)
+class CompiledSelector:
+    expression: str
+    error: CelError | None
+    cost_estimate: int | None
+    output_type: CelType | None = None
+    environment: str = "stored"
+    _program: Program | None = field(default=None, repr=False, compare=False)
+    _lists: bool = field(default=True, repr=False, compare=False)
+
+    def evaluate(self, device: DeviceView) -> bool:
+        """Match the device; raises CelError (compile error) or CelRuntimeError."""
+        value = self.evaluate_value(device)
+        if type(value) is not bool:
+            raise CelRuntimeError(
+                f"CEL result of type {_result_type_name(value)} could not be converted to bool",
+                expression=self.expression,
+            )
+        return value
+
+    def evaluate_value(self, device: DeviceView | None) -> Any:
+        if self.error is not None:
+            raise self.error
+        prog = self._program
+        assert prog is not None
+        try:
+            if device is None:
+                device = _EMPTY_VIEW
+            frame = device.frame(self._lists)
+            if prog.nslots or prog.tracked or prog.deep:
+                frame = Frame(frame.vars, prog.nslots, prog.limit)
+            if prog.deep:
+                with deep_recursion():
+                    return prog.root(frame)
+            return prog.root(frame)
+        except EvalError as e:
+            raise CelRuntimeError(e.message, expression=self.expression) from None
+        except CostLimitExceeded:
+            raise CelRuntimeError(COST_LIMIT_MESSAGE, expression=self.expression) from None
+        except RecursionError:
+            raise CelRuntimeError(
+                "expression too deeply nested to evaluate", expression=self.expression
+            ) from None
+
+
+def _result_type_name(v: Any) -> str:
+    from drakit.selectors.values import type_name
+
+    return type_name(v)
+
+
+def _normalise_env(environment: str) -> str:
+    try:
+        return _ENV_ALIASES[environment]
+    except KeyError:
+        raise CelError(f"unknown CEL environment {environment!r}: use 'stored' or 'new'") from None
+
+
+def env_key(environment: str, features: Features | None) -> EnvKey:
+    f = features or Features()
+    return EnvKey(_normalise_env(environment), f.list_type_attributes, f.consumable_capacity)
+
+
+def _fail(expression: str, message: str, env: str) -> CompiledSelector:
+    return CompiledSelector(expression, CelError(message, expression=expression), None, None, env)
+
+
+def compile_uncached(expression: str, key: EnvKey, *, require_bool: bool = True) -> CompiledSelector:
+    env_name = key.environment
+    raw: object = expression
+    if isinstance(raw, bytes):
+        try:
+            expression = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return _fail(
+                repr(raw), f"compilation failed: invalid UTF-8 in expression at byte {e.start}", env_name
+            )
+    try:
+        expression.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return _fail(
+            expression, f"compilation failed: invalid UTF-8 in expression at offset {e.start}", env_name
+        )
+    size = len(expression.encode("utf-8"))
+    if size > MAX_EXPRESSION_LENGTH:
+        return _fail(
+            expression, f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes (got {size})", env_name
+        )
+    source = Source(expression)
+    with deep_recursion():
+        try:
+            parser = Parser(expression)
+            root = parser.parse()
+        except ParseError as e:
+            return _fail(
+                expression, "compilation failed: " + render_error(source, e.offset, e.message), env_name
+            )
+        except RecursionError:
+            return _fail(expression, "compilation failed: expression too deeply nested", env_name)
+        parsed = ParsedExpr(root, source, parser.positions, parser.next_id)
+        env = build_env(key)
+        try:
+            checked, errors = check(env, parsed)
+        except RecursionError:
+            return _fail(expression, "compilation failed: expression too deeply nested", env_name)
+        if errors:
+            issues = Issues(source)
+            for off, msg in errors:
+                issues.add(off, msg)
+            return _fail(expression, "compilation failed: " + issues.render(), env_name)
+        out = checked.output_type
+        if require_bool and not (out == T.BOOL or out == T.ANY or out == T.DYN_T):
+            return _fail(
+                expression, f"must evaluate to bool or the unknown type, not {T.format_type(out)}", env_name
+            )
+        est = estimate(checked, size_roots())
+        if env_name == "new" and est.max > MAX_COST:
+            return CompiledSelector(
+                expression,
+                CelError(
+                    f"too complex, exceeds cost limit: estimated cost {est.max} exceeds budget of {MAX_COST}",
+                    expression=expression,
+                ),
+                est.max,
+                out,
+                env_name,
+            )
+        program = _plan(checked, est.max, root)
+    return CompiledSelector(expression, None, est.max, out, env_name, program, key.lists)
+
+
+def _plan(checked: CheckedExpr, estimated: int, root: Any) -> Program:
+    track = estimated > MAX_COST
+    prog = plan(checked, track=track, limit=MAX_COST)
+    prog.deep = depth(root) > 150
+    return prog
+
+
+_EMPTY_VIEW = device_view("", {})
+
+
+def evaluate_expression(
+    expression: str,
+    device: DeviceView | None = None,
+    *,
+    environment: str = "stored",
+    features: Features | None = None,
+) -> CelValueResult:
+    """Compile and evaluate an expression of any result type (``drakit cel eval``)."""
+    from drakit.selectors.cache import compile_any
+
+    compiled = compile_any(expression, environment=environment, features=features)
+    if compiled.error is not None:
+        return CelValueResult(error=compiled.error)
+    try:
+        value = compiled.evaluate_value(device)
+    except CelRuntimeError as e:
+        return CelValueResult(error=e)
+    return CelValueResult(value=value, type=result_type_name(value))
+
+
+_SHORT_TYPES = {"kubernetes.Quantity": "quantity", "kubernetes.Semver": "semver"}
+
+
+def result_type_name(value: Any) -> str:
+    """The type name reported for results: CEL's, with ``quantity``/``semver`` shortened."""
+    from drakit.selectors.values import type_name
+
+    name = type_name(value)
+    return _SHORT_TYPES.get(name, name)

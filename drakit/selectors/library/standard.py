@@ -1,0 +1,492 @@
+"""CEL's standard definitions (cel-go ``checker/stdlib`` + ``interpreter/functions``).
+
+Operators with cross-type numeric comparison (enabled by the Kubernetes base environment
+since 1.28), conversions, ``size``/``contains``/``startsWith``/``endsWith``/``matches`` and
+basic timestamp/duration support.  ``matches`` uses RE2 through ``google-re2`` so that regex
+syntax and semantics are Go's, not Python's ``re``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+import re2  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+from drakit.selectors import types as T
+from drakit.selectors.checker import Env
+from drakit.selectors.library import fn
+from drakit.selectors.types import (
+    INT64_MAX,
+    INT64_MIN,
+    UINT64_MAX,
+    Duration,
+    EvalError,
+    Timestamp,
+    TypeValue,
+    Uint,
+)
+from drakit.selectors.values import check_int, check_uint, compare, equal, in_list, map_lookup, type_name
+
+A = T.param("A")
+B = T.param("B")
+LA = T.list_of(A)
+MAB = T.map_of(A, B)
+
+
+# ---------------------------------------------------------------------------------------------
+# regex
+
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
+@lru_cache(maxsize=256)
+def compile_re2(pattern: str) -> Any:
+    """Compile with RE2 (Go's regexp dialect); errors become CEL runtime errors."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except Exception as e:  # re2.error
+        detail = e.args[0] if e.args else e
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", "replace")
+        raise EvalError(f"error parsing regexp: {detail}") from None
+
+
+def matches(s: str, pattern: str) -> bool:
+    return compile_re2(pattern).search(s) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# arithmetic
+
+
+def _add_int(a: int, b: int) -> int:
+    return check_int(a + b)
+
+
+def _sub_int(a: int, b: int) -> int:
+    return check_int(a - b)
+
+
+def _mul_int(a: int, b: int) -> int:
+    return check_int(a * b)
+
+
+def _div_int(a: int, b: int) -> int:
+    if b == 0:
+        raise EvalError("division by zero")
+    q = abs(a) // abs(b)
+    return check_int(q if (a < 0) == (b < 0) else -q)
+
+
+def _mod_int(a: int, b: int) -> int:
+    if b == 0:
+        raise EvalError("modulus by zero")
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+def _div_uint(a: int, b: int) -> Uint:
+    if b == 0:
+        raise EvalError("division by zero")
+    return Uint(a // b)
+
+
+def _mod_uint(a: int, b: int) -> Uint:
+    if b == 0:
+        raise EvalError("modulus by zero")
+    return Uint(a % b)
+
+
+def _div_double(a: float, b: float) -> float:
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _neg_int(a: int) -> int:
+    return check_int(-a)
+
+
+# ---------------------------------------------------------------------------------------------
+# conversions
+
+
+def format_double(d: float) -> str:
+    """Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double) uses."""
+    if math.isnan(d):
+        return "NaN"
+    if math.isinf(d):
+        return "+Inf" if d > 0 else "-Inf"
+    if d == 0:
+        return "-0" if math.copysign(1.0, d) < 0 else "0"
+    sign, digits, exp = Decimal(repr(d)).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exp, int)
+    dp = len(digits) + exp  # position of the decimal point
+    x = dp - 1
+    neg = "-" if sign else ""
+    if x < -4 or x >= 6:
+        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return f"{neg}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if dp <= 0:
+        return f"{neg}0.{'0' * -dp}{ds}"
+    if dp >= len(ds):
+        return f"{neg}{ds}{'0' * (dp - len(ds))}"
+    return f"{neg}{ds[:dp]}.{ds[dp:]}"
+
+
+def _double_to_int(d: float) -> int:
+    if math.isnan(d) or d <= -9.223372036854777e18 or d >= 9.223372036854776e18:
+        raise EvalError("integer overflow")
+    return int(d)
+
+
+def _double_to_uint(d: float) -> Uint:
+    if math.isnan(d) or d < 0 or d >= 1.8446744073709552e19:
+        raise EvalError("unsigned integer overflow")
+    return Uint(int(d))
+
+
+def _string_to_int(s: str) -> int:
+    if re.fullmatch(r"[+-]?[0-9]+", s) is None:
+        raise EvalError(f'strconv.ParseInt: parsing "{s}": invalid syntax')
+    v = int(s)
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise EvalError(f'strconv.ParseInt: parsing "{s}": value out of range')
+    return v
+
+
+def _string_to_uint(s: str) -> Uint:
+    if re.fullmatch(r"[0-9]+", s) is None:
+        raise EvalError(f'strconv.ParseUint: parsing "{s}": invalid syntax')
+    v = int(s)
+    if v > UINT64_MAX:
+        raise EvalError(f'strconv.ParseUint: parsing "{s}": value out of range')
+    return Uint(v)
+
+
+_FLOAT_RE = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[iI]nf(?:inity)?|NaN)")
+
+
+def _string_to_double(s: str) -> float:
+    if _FLOAT_RE.fullmatch(s) is None:
+        raise EvalError(f'strconv.ParseFloat: parsing "{s}": invalid syntax')
+    return float(s)
+
+
+def _string_to_bool(s: str) -> bool:
+    if s in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if s in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise EvalError("type conversion error from 'string' to 'bool'")
+
+
+def _bytes_to_string(b: bytes) -> str:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalError("invalid UTF-8 in bytes, cannot convert to string") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# timestamps and durations (parsing, comparison, arithmetic)
+
+_DUR_UNITS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+_DUR_RE = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+_MAX_DUR_NANOS = 315576000000 * 10**9  # protobuf Duration range (10000 years)
+
+
+def parse_duration(s: str) -> Duration:
+    text = s
+    neg = False
+    if text[:1] in "+-":
+        neg = text[0] == "-"
+        text = text[1:]
+    if text == "0":
+        return Duration(0)
+    if not text:
+        raise EvalError(f'time: invalid duration "{s}"')
+    total = Decimal(0)
+    pos = 0
+    while pos < len(text):
+        m = _DUR_RE.match(text, pos)
+        if m is None or m.group(1) in ("", "."):
+            raise EvalError(f'time: invalid duration "{s}"')
+        total += Decimal(m.group(1)) * _DUR_UNITS[m.group(2)]
+        pos = m.end()
+    nanos = int(total)
+    if neg:
+        nanos = -nanos
+    if abs(nanos) > _MAX_DUR_NANOS:
+        raise EvalError("duration out of range")
+    return Duration(nanos)
+
+
+def format_duration(d: Duration) -> str:
+    secs, nanos = divmod(abs(d.nanos), 10**9)
+    sign = "-" if d.nanos < 0 else ""
+    if nanos:
+        frac = f"{nanos:09d}".rstrip("0")
+        return f"{sign}{secs}.{frac}s"
+    return f"{sign}{secs}s"
+
+
+_MIN_TS = -62135596800 * 10**9  # 0001-01-01T00:00:00Z
+_MAX_TS = 253402300799 * 10**9 + 999_999_999  # 9999-12-31T23:59:59.999999999Z
+_TS_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def parse_timestamp(s: str) -> Timestamp:
+    m = _TS_RE.fullmatch(s)
+    if m is None:
+        raise EvalError(f'parsing time "{s}" as "2006-01-02T15:04:05Z07:00": cannot parse')
+    y, mo, d, h, mi, se = (int(m.group(i)) for i in range(1, 7))
+    try:
+        dt = _dt.datetime(y, mo, d, h, mi, se, tzinfo=_dt.UTC)
+    except ValueError as e:
+        raise EvalError(f'parsing time "{s}": {e}') from None
+    frac = m.group(7)
+    nanos = int((frac[1:] + "000000000")[:9]) if frac else 0
+    tz = m.group(8)
+    offset = 0
+    if tz not in ("Z", "z"):
+        sign = 1 if tz[0] == "+" else -1
+        offset = sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
+    epoch = int((dt - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)).total_seconds()) - offset
+    return _ts(epoch * 10**9 + nanos)
+
+
+def _ts(nanos: int) -> Timestamp:
+    if nanos < _MIN_TS or nanos > _MAX_TS:
+        raise EvalError("timestamp out of range")
+    return Timestamp(nanos)
+
+
+def _dur(nanos: int) -> Duration:
+    if abs(nanos) > _MAX_DUR_NANOS:
+        raise EvalError("duration out of range")
+    return Duration(nanos)
+
+
+def format_timestamp(t: Timestamp) -> str:
+    secs, nanos = divmod(t.nanos, 10**9)
+    dt = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(seconds=secs)
+    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if nanos:
+        base += "." + f"{nanos:09d}".rstrip("0")
+    return base + "Z"
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _not_strictly_false(v: Any) -> bool:
+    return v if type(v) is bool else True
+
+
+def _index_list(lst: Any, i: Any) -> Any:
+    ti = type(i)
+    if ti is float:
+        if i != int(i) if math.isfinite(i) else True:
+            raise EvalError(f"unsupported index value {i} in list")
+        i = int(i)
+    elif ti is not int and ti is not Uint:
+        raise EvalError("no such overload")
+    n = len(lst)
+    if i < 0 or i >= n:
+        raise EvalError(f"index out of bounds: {i}")
+    return lst[i]
+
+
+def _type_of(v: Any) -> TypeValue:
+    return TypeValue(type_name(v))
+
+
+def declare(env: Env) -> None:
+    BOOL, INT, UINT, DOUBLE, STRING, BYTES, NULL = T.BOOL, T.INT, T.UINT, T.DOUBLE, T.STRING, T.BYTES, T.NULL
+    DYN, TS, DUR = T.DYN_T, T.TIMESTAMP, T.DURATION
+
+    fn(env, "_?_:_", "conditional", [BOOL, A, A], A)
+    fn(env, "_&&_", "logical_and", [BOOL, BOOL], BOOL)
+    fn(env, "_||_", "logical_or", [BOOL, BOOL], BOOL)
+    fn(env, "!_", "logical_not", [BOOL], BOOL, lambda a: not a)
+    fn(env, "@not_strictly_false", "not_strictly_false", [BOOL], BOOL, _not_strictly_false)
+    fn(env, "_==_", "equals", [A, A], BOOL, equal)
+    fn(env, "_!=_", "not_equals", [A, A], BOOL, lambda a, b: not equal(a, b))
+
+    fn(env, "-_", "negate_int64", [INT], INT, _neg_int)
+    fn(env, "-_", "negate_double", [DOUBLE], DOUBLE, lambda a: -a)
+
+    fn(env, "_+_", "add_int64", [INT, INT], INT, _add_int)
+    fn(env, "_+_", "add_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a + b))
+    fn(env, "_+_", "add_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a + b)
+    fn(env, "_+_", "add_string", [STRING, STRING], STRING, lambda a, b: a + b)
+    fn(env, "_+_", "add_bytes", [BYTES, BYTES], BYTES, lambda a, b: a + b)
+    fn(env, "_+_", "add_list", [LA, LA], LA, lambda a, b: [*a, *b])
+    fn(env, "_+_", "add_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos + b.nanos))
+    fn(env, "_+_", "add_duration_timestamp", [DUR, TS], TS, lambda a, b: _ts(a.nanos + b.nanos))
+    fn(env, "_+_", "add_duration_duration", [DUR, DUR], DUR, lambda a, b: _dur(a.nanos + b.nanos))
+    fn(env, "_-_", "subtract_int64", [INT, INT], INT, _sub_int)
+    fn(env, "_-_", "subtract_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a - b))
+    fn(env, "_-_", "subtract_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a - b)
+    fn(env, "_-_", "subtract_timestamp_timestamp", [TS, TS], DUR, lambda a, b: _dur(a.nanos - b.nanos))
+    fn(env, "_-_", "subtract_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos - b.nanos))
+    fn(env, "_-_", "subtract_duration_duration", [DUR, DUR], DUR, lambda a, b: _dur(a.nanos - b.nanos))
+    fn(env, "_*_", "multiply_int64", [INT, INT], INT, _mul_int)
+    fn(env, "_*_", "multiply_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a * b))
+    fn(env, "_*_", "multiply_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a * b)
+    fn(env, "_/_", "divide_int64", [INT, INT], INT, _div_int)
+    fn(env, "_/_", "divide_uint64", [UINT, UINT], UINT, _div_uint)
+    fn(env, "_/_", "divide_double", [DOUBLE, DOUBLE], DOUBLE, _div_double)
+    fn(env, "_%_", "modulo_int64", [INT, INT], INT, _mod_int)
+    fn(env, "_%_", "modulo_uint64", [UINT, UINT], UINT, _mod_uint)
+
+    ordered = [
+        ("bool", BOOL),
+        ("int64", INT),
+        ("uint64", UINT),
+        ("double", DOUBLE),
+        ("string", STRING),
+        ("bytes", BYTES),
+        ("timestamp", TS),
+        ("duration", DUR),
+    ]
+    cross = [
+        ("int64_uint64", INT, UINT),
+        ("int64_double", INT, DOUBLE),
+        ("uint64_int64", UINT, INT),
+        ("uint64_double", UINT, DOUBLE),
+        ("double_int64", DOUBLE, INT),
+        ("double_uint64", DOUBLE, UINT),
+    ]
+    ops = [
+        ("_<_", "less", lambda c: c < 0),
+        ("_<=_", "less_equals", lambda c: c <= 0),
+        ("_>_", "greater", lambda c: c > 0),
+        ("_>=_", "greater_equals", lambda c: c >= 0),
+    ]
+    for op, prefix, test in ops:
+        for suffix, t in ordered:
+            fn(
+                env,
+                op,
+                f"{prefix}_{suffix}",
+                [t, t],
+                BOOL,
+                (lambda tst: lambda a, b: tst(compare(a, b)))(test),
+            )
+        for suffix, t1, t2 in cross:
+            fn(
+                env,
+                op,
+                f"{prefix}_{suffix}",
+                [t1, t2],
+                BOOL,
+                (lambda tst: lambda a, b: tst(compare(a, b)))(test),
+            )
+
+    fn(env, "_[_]", "index_list", [LA, INT], A, _index_list)
+    fn(env, "_[_]", "index_map", [MAB, A], B, map_lookup)
+    fn(env, "@in", "in_list", [A, LA], BOOL, in_list)
+    fn(env, "@in", "in_map", [A, MAB], BOOL, lambda k, m: T.map_key(k) in m)
+
+    for oid, t in (("string", STRING), ("bytes", BYTES), ("list", LA), ("map", MAB)):
+        fn(env, "size", f"size_{oid}", [t], INT, len)
+        fn(env, "size", f"{oid}_size", [t], INT, len, member=True)
+
+    fn(env, "contains", "contains_string", [STRING, STRING], BOOL, lambda s, x: x in s, member=True)
+    fn(
+        env,
+        "startsWith",
+        "starts_with_string",
+        [STRING, STRING],
+        BOOL,
+        lambda s, x: s.startswith(x),
+        member=True,
+    )
+    fn(env, "endsWith", "ends_with_string", [STRING, STRING], BOOL, lambda s, x: s.endswith(x), member=True)
+    fn(env, "matches", "matches", [STRING, STRING], BOOL, matches)
+    fn(env, "matches", "matches_string", [STRING, STRING], BOOL, matches, member=True)
+
+    fn(env, "int", "int64_to_int64", [INT], INT, lambda v: v)
+    fn(env, "int", "uint64_to_int64", [UINT], INT, lambda v: check_int(int(v)))
+    fn(env, "int", "double_to_int64", [DOUBLE], INT, _double_to_int)
+    fn(env, "int", "string_to_int64", [STRING], INT, _string_to_int)
+    fn(env, "int", "timestamp_to_int64", [TS], INT, lambda t: t.nanos // 10**9)
+    fn(env, "uint", "uint64_to_uint64", [UINT], UINT, lambda v: v)
+    fn(env, "uint", "int64_to_uint64", [INT], UINT, check_uint)
+    fn(env, "uint", "double_to_uint64", [DOUBLE], UINT, _double_to_uint)
+    fn(env, "uint", "string_to_uint64", [STRING], UINT, _string_to_uint)
+    fn(env, "double", "double_to_double", [DOUBLE], DOUBLE, lambda v: v)
+    fn(env, "double", "int64_to_double", [INT], DOUBLE, float)
+    fn(env, "double", "uint64_to_double", [UINT], DOUBLE, float)
+    fn(env, "double", "string_to_double", [STRING], DOUBLE, _string_to_double)
+    fn(env, "string", "string_to_string", [STRING], STRING, lambda v: v)
+    fn(env, "string", "int64_to_string", [INT], STRING, str)
+    fn(env, "string", "uint64_to_string", [UINT], STRING, lambda v: str(int(v)))
+    fn(env, "string", "double_to_string", [DOUBLE], STRING, format_double)
+    fn(env, "string", "bytes_to_string", [BYTES], STRING, _bytes_to_string)
+    fn(env, "string", "bool_to_string", [BOOL], STRING, lambda v: "true" if v else "false")
+    fn(env, "string", "timestamp_to_string", [TS], STRING, format_timestamp)
+    fn(env, "string", "duration_to_string", [DUR], STRING, format_duration)
+    fn(env, "bytes", "bytes_to_bytes", [BYTES], BYTES, lambda v: v)
+    fn(env, "bytes", "string_to_bytes", [STRING], BYTES, lambda v: v.encode("utf-8"))
+    fn(env, "bool", "bool_to_bool", [BOOL], BOOL, lambda v: v)
+    fn(env, "bool", "string_to_bool", [STRING], BOOL, _string_to_bool)
+    fn(env, "dyn", "to_dyn", [A], DYN, lambda v: v)
+    fn(env, "type", "type", [A], T.type_of(A), _type_of)
+    fn(env, "duration", "string_to_duration", [STRING], DUR, parse_duration)
+    fn(env, "duration", "duration_to_duration", [DUR], DUR, lambda v: v)
+    fn(env, "timestamp", "string_to_timestamp", [STRING], TS, parse_timestamp)
+    fn(env, "timestamp", "timestamp_to_timestamp", [TS], TS, lambda v: v)
+    fn(env, "timestamp", "int64_to_timestamp", [INT], TS, lambda v: _ts(v * 10**9))
+    # a few accessors (UTC only)
+    for name, get in (
+        ("getFullYear", lambda t: t.to_datetime().year),
+        ("getMonth", lambda t: t.to_datetime().month - 1),
+        ("getDayOfMonth", lambda t: t.to_datetime().day - 1),
+        ("getDate", lambda t: t.to_datetime().day),
+        ("getDayOfWeek", lambda t: (t.to_datetime().weekday() + 1) % 7),
+        ("getDayOfYear", lambda t: t.to_datetime().timetuple().tm_yday - 1),
+        ("getHours", lambda t: t.to_datetime().hour),
+        ("getMinutes", lambda t: t.to_datetime().minute),
+        ("getSeconds", lambda t: t.to_datetime().second),
+        ("getMilliseconds", lambda t: (t.nanos % 10**9) // 10**6),
+    ):
+        fn(env, name, f"timestamp_to_{name}", [TS], INT, get, member=True)
+    for name, div in (
+        ("getHours", 3600 * 10**9),
+        ("getMinutes", 60 * 10**9),
+        ("getSeconds", 10**9),
+        ("getMilliseconds", 10**6),
+    ):
+        fn(
+            env,
+            name,
+            f"duration_to_{name}",
+            [DUR],
+            INT,
+            (lambda d: lambda v: int(v.nanos / d))(div),
+            member=True,
+        )
+    _ = NULL

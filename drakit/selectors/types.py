@@ -1,0 +1,247 @@
+"""CEL's static types and the few runtime value classes Python lacks.
+
+Static types follow cel-go's ``common/types`` model (kind + name + parameters) because the
+checker's error texts (``found no matching overload for '_<_' applied to '(int, string)'``) and
+the cost estimator both depend on that exact model.
+
+Runtime values are plain Python objects wherever the mapping is exact, which keeps evaluation
+fast: ``int`` (int64), ``bool``, ``float`` (double), ``str``, ``bytes``, ``None`` (null),
+``list``, ``dict``.  The gaps get small classes here: :class:`Uint` (uint64), :class:`Optional`,
+:class:`TypeValue` (values of type ``type``), :class:`BoolKey` (so ``true`` and ``1`` stay
+distinct map keys, which Python would merge), :class:`Timestamp` and :class:`Duration`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any
+
+from drakit.errors import SelectorError
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+UINT64_MAX = (1 << 64) - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+class CelError(SelectorError):
+    """A compile-time problem (syntax, type check, host checks); ``phase`` is "compile"."""
+
+    def __init__(self, message: str, *, expression: str = "", path: str = "") -> None:
+        super().__init__(message, expression=expression, phase="compile", path=path)
+        self.message = message
+
+
+class CelRuntimeError(SelectorError):
+    """Evaluation failed (``no such key: x``, overflow, cost limit); ``phase`` is "runtime"."""
+
+    def __init__(self, message: str, *, expression: str = "", path: str = "") -> None:
+        super().__init__(message, expression=expression, phase="runtime", path=path)
+        self.message = message
+
+
+class EvalError(Exception):
+    """Internal: a CEL error value travelling through evaluation.
+
+    cel-go represents errors as values so that ``&&``/``||`` can absorb them; we use an
+    exception (free when not raised) and catch it at exactly those operators.
+    """
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CostLimitExceeded(Exception):
+    """Internal: the runtime cost limit was crossed.  Never absorbed by ``&&``/``||``."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Static types
+
+DYN = "dyn"
+
+
+@dataclass(frozen=True)
+class CelType:
+    """A CEL type: ``kind`` is one of the *_K constants, ``name`` the runtime type name."""
+
+    kind: str
+    name: str
+    params: tuple[CelType, ...] = ()
+
+    def __str__(self) -> str:
+        return format_type(self)
+
+
+# kinds
+BOOL_K = "bool"
+INT_K = "int"
+UINT_K = "uint"
+DOUBLE_K = "double"
+STRING_K = "string"
+BYTES_K = "bytes"
+NULL_K = "null_type"
+DYN_K = "dyn"
+ANY_K = "any"
+LIST_K = "list"
+MAP_K = "map"
+TYPE_K = "type"
+OPAQUE_K = "opaque"
+STRUCT_K = "struct"
+PARAM_K = "type_param"
+ERROR_K = "error"
+DURATION_K = "duration"
+TIMESTAMP_K = "timestamp"
+
+BOOL = CelType(BOOL_K, "bool")
+INT = CelType(INT_K, "int")
+UINT = CelType(UINT_K, "uint")
+DOUBLE = CelType(DOUBLE_K, "double")
+STRING = CelType(STRING_K, "string")
+BYTES = CelType(BYTES_K, "bytes")
+NULL = CelType(NULL_K, "null_type")
+DYN_T = CelType(DYN_K, "dyn")
+ANY = CelType(ANY_K, "google.protobuf.Any")
+ERROR = CelType(ERROR_K, "*error*")
+DURATION = CelType(DURATION_K, "google.protobuf.Duration")
+TIMESTAMP = CelType(TIMESTAMP_K, "google.protobuf.Timestamp")
+QUANTITY = CelType(OPAQUE_K, "kubernetes.Quantity")
+SEMVER = CelType(OPAQUE_K, "kubernetes.Semver")
+URL = CelType(OPAQUE_K, "kubernetes.URL")
+IP = CelType(OPAQUE_K, "net.IP")
+CIDR = CelType(OPAQUE_K, "net.CIDR")
+
+
+def list_of(elem: CelType) -> CelType:
+    return CelType(LIST_K, "list", (elem,))
+
+
+def map_of(key: CelType, value: CelType) -> CelType:
+    return CelType(MAP_K, "map", (key, value))
+
+
+def type_of(t: CelType) -> CelType:
+    return CelType(TYPE_K, "type", (t,))
+
+
+def optional_of(t: CelType) -> CelType:
+    return CelType(OPAQUE_K, "optional_type", (t,))
+
+
+def param(name: str) -> CelType:
+    return CelType(PARAM_K, name)
+
+
+def struct(name: str) -> CelType:
+    return CelType(STRUCT_K, name)
+
+
+TYPE = CelType(TYPE_K, "type")
+
+
+def format_type(t: CelType) -> str:
+    """cel-go's FormatCELType: ``list(int)``, ``map(string, dyn)``, ``optional_type(int)``."""
+    k = t.kind
+    if k in (LIST_K, MAP_K) or (k == OPAQUE_K and t.params):
+        return f"{t.name}({', '.join(format_type(p) for p in t.params)})"
+    if k == TYPE_K:
+        return f"type({format_type(t.params[0])})" if t.params else "type"
+    if k == NULL_K:
+        return "null"
+    return t.name
+
+
+def is_dyn_like(t: CelType) -> bool:
+    return t.kind in (DYN_K, ANY_K, PARAM_K)
+
+
+# ---------------------------------------------------------------------------------------------
+# Runtime values
+
+
+class Uint(int):
+    """CEL uint64; an ``int`` subclass so dict lookups and numeric comparisons just work."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{int(self)}u"
+
+
+class BoolKey:
+    """A map key standing for ``true``/``false`` (Python's ``True == 1`` would merge them)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "true" if self.value else "false"
+
+
+BOOL_KEYS = {True: BoolKey(True), False: BoolKey(False)}
+
+
+def map_key(k: Any) -> Any:
+    return BOOL_KEYS[k] if type(k) is bool else k
+
+
+def unmap_key(k: Any) -> Any:
+    return k.value if type(k) is BoolKey else k
+
+
+class Optional:
+    """``optional_type(T)``: a value or none."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any = None, *, present: bool = True) -> None:
+        self.value = value if present else _ABSENT
+
+    @property
+    def present(self) -> bool:
+        return self.value is not _ABSENT
+
+    def __repr__(self) -> str:
+        return f"optional.of({self.value!r})" if self.present else "optional.none()"
+
+
+_ABSENT = object()
+OPTIONAL_NONE = Optional(present=False)
+
+
+@dataclass(frozen=True)
+class TypeValue:
+    """A value of type ``type``, e.g. the result of ``type(1)`` (prints as ``int``)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, order=True)
+class Duration:
+    """google.protobuf.Duration in nanoseconds."""
+
+    nanos: int
+
+
+@dataclass(frozen=True, order=True)
+class Timestamp:
+    """google.protobuf.Timestamp in nanoseconds since the epoch (UTC)."""
+
+    nanos: int
+
+    def to_datetime(self, tz: _dt.tzinfo = _dt.UTC) -> _dt.datetime:
+        return _dt.datetime.fromtimestamp(self.nanos // 1_000_000_000, tz).replace(
+            microsecond=(self.nanos % 1_000_000_000) // 1000
+        )

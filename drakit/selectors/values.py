@@ -1,0 +1,287 @@
+"""Runtime value semantics: equality, ordering, type names, sizes (cel-go ``common/types``).
+
+Kept separate from the interpreter because the libraries need the same rules: ``includes``
+and ``in`` use CEL equality (``1 == 1.0`` is true, ``1 == true`` is false, a Quantity
+compared with a non-Quantity is a "no such overload" error), and error texts name Go's
+runtime types (``got 'types.Int', expected iterable type``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from drakit.quantity import Quantity
+from drakit.selectors.types import (
+    INT64_MAX,
+    INT64_MIN,
+    UINT64_MAX,
+    BoolKey,
+    Duration,
+    EvalError,
+    Optional,
+    Timestamp,
+    TypeValue,
+    Uint,
+    map_key,
+    unmap_key,
+)
+
+try:  # pragma: no cover - import guard only
+    from drakit.semver import Semver
+except ImportError:  # pragma: no cover
+
+    class Semver:  # type: ignore[no-redef]
+        """Placeholder until drakit.semver exists."""
+
+
+NO_SUCH_OVERLOAD = "no such overload"
+
+_NUMERIC = (int, Uint, float)
+
+
+def no_such_overload() -> EvalError:
+    return EvalError(NO_SUCH_OVERLOAD)
+
+
+def go_type_name(v: Any) -> str:
+    """The Go type cel-go would print with %T for this value."""
+    t = type(v)
+    if t is bool:
+        return "types.Bool"
+    if t is int:
+        return "types.Int"
+    if t is Uint:
+        return "types.Uint"
+    if t is float:
+        return "types.Double"
+    if t is str:
+        return "types.String"
+    if t is bytes:
+        return "types.Bytes"
+    if v is None:
+        return "types.Null"
+    if isinstance(v, Quantity):
+        return "cel.Quantity"
+    if isinstance(v, Semver):
+        return "cel.Semver"
+    if t is Optional:
+        return "*types.Optional"
+    if t is TypeValue:
+        return "*types.Type"
+    if t is Duration:
+        return "types.Duration"
+    if t is Timestamp:
+        return "types.Timestamp"
+    if isinstance(v, list | tuple):
+        return "*types.baseList"
+    if isinstance(v, dict):
+        return "*types.baseMap"
+    return t.__name__
+
+
+def type_name(v: Any) -> str:
+    """CEL's runtime type name, as ``type(v)`` reports it."""
+    t = type(v)
+    if t is bool:
+        return "bool"
+    if t is int:
+        return "int"
+    if t is Uint:
+        return "uint"
+    if t is float:
+        return "double"
+    if t is str:
+        return "string"
+    if t is bytes:
+        return "bytes"
+    if v is None:
+        return "null_type"
+    if isinstance(v, list | tuple):
+        return "list"
+    if isinstance(v, dict):
+        return "map"
+    if isinstance(v, Quantity):
+        return "kubernetes.Quantity"
+    if isinstance(v, Semver):
+        return "kubernetes.Semver"
+    if t is Optional:
+        return "optional_type"
+    if t is TypeValue:
+        return "type"
+    if t is Duration:
+        return "google.protobuf.Duration"
+    if t is Timestamp:
+        return "google.protobuf.Timestamp"
+    if hasattr(v, "cel_type_name"):
+        return str(v.cel_type_name)
+    return t.__name__
+
+
+def _cmp_int_double(i: int, d: float) -> int:
+    if d < -9.223372036854776e18:
+        return 1
+    if d >= 9.223372036854776e18:
+        return -1
+    f = float(i)
+    return (f > d) - (f < d)
+
+
+def _cmp_uint_double(u: int, d: float) -> int:
+    if d < 0:
+        return 1
+    if d >= 1.8446744073709552e19:
+        return -1
+    f = float(u)
+    return (f > d) - (f < d)
+
+
+def equal(a: Any, b: Any) -> bool:
+    """CEL heterogeneous equality (raises EvalError for Quantity/Semver against other types)."""
+    ta = type(a)
+    tb = type(b)
+    if ta is tb and (ta is str or ta is int or ta is bool or ta is bytes or ta is Uint):
+        return bool(a == b)
+    if a is None or b is None:
+        return a is None and b is None
+    if ta is bool or tb is bool:
+        return False
+    if ta in _NUMERIC and tb in _NUMERIC:
+        if ta is float or tb is float:
+            if ta is float and tb is float:
+                return bool(a == b)
+            if ta is float:
+                a, b, ta, tb = b, a, tb, ta
+            if math.isnan(b):
+                return False
+            return (_cmp_uint_double(a, b) if ta is Uint else _cmp_int_double(a, b)) == 0
+        return int(a) == int(b)
+    if isinstance(a, Quantity):
+        if isinstance(b, Quantity):
+            return a.cmp(b) == 0
+        raise no_such_overload()
+    if isinstance(a, Semver):
+        if isinstance(b, Semver):
+            return bool(a == b)
+        raise no_such_overload()
+    if isinstance(b, Quantity | Semver):
+        raise no_such_overload()
+    if isinstance(a, list | tuple):
+        if not isinstance(b, list | tuple) or len(a) != len(b):
+            return False
+        return all(equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        for k, v in a.items():
+            if k not in b:
+                # cross-type numeric keys: 1 and 1u are the same key (Python hashing agrees)
+                return False
+            if not equal(v, b[k]):
+                return False
+        return True
+    if ta is Optional:
+        if tb is not Optional:
+            return False
+        if a.present != b.present:
+            return False
+        return not a.present or equal(a.value, b.value)
+    if ta is tb:
+        return bool(a == b)
+    return False
+
+
+def compare(a: Any, b: Any) -> int:
+    """CEL ordering incl. cross-type numeric comparison; EvalError when not comparable."""
+    ta = type(a)
+    tb = type(b)
+    if ta is tb:
+        if (
+            ta is str
+            or ta is int
+            or ta is Uint
+            or ta is bytes
+            or ta is bool
+            or ta is Timestamp
+            or ta is Duration
+        ):
+            return (a > b) - (a < b)
+        if ta is float:
+            if math.isnan(a) or math.isnan(b):
+                raise EvalError(NO_SUCH_OVERLOAD)
+            return (a > b) - (a < b)
+        raise no_such_overload()
+    if ta in _NUMERIC and tb in _NUMERIC and ta is not bool and tb is not bool:
+        if ta is float:
+            if math.isnan(a):
+                raise no_such_overload()
+            return -(_cmp_uint_double(b, a) if tb is Uint else _cmp_int_double(b, a))
+        if tb is float:
+            if math.isnan(b):
+                raise no_such_overload()
+            return _cmp_uint_double(a, b) if ta is Uint else _cmp_int_double(a, b)
+        ia, ib = int(a), int(b)
+        return (ia > ib) - (ia < ib)
+    raise no_such_overload()
+
+
+def size(v: Any) -> int:
+    """cel-go's actualSize: length for strings/bytes/lists/maps, 1 otherwise."""
+    t = type(v)
+    if t is str or t is bytes or t is list or t is tuple or isinstance(v, dict | list | tuple | str | bytes):
+        return len(v)
+    return 1
+
+
+def check_int(v: int) -> int:
+    if v < INT64_MIN or v > INT64_MAX:
+        raise EvalError("integer overflow")
+    return v
+
+
+def check_uint(v: int) -> Uint:
+    if v < 0 or v > UINT64_MAX:
+        raise EvalError("unsigned integer overflow")
+    return Uint(v)
+
+
+def in_list(x: Any, lst: Any) -> bool:
+    tx = type(x)
+    if tx is str:
+        return x in lst  # only strings equal strings
+    return any(equal(x, e) for e in lst)
+
+
+def map_lookup(m: dict[Any, Any], k: Any) -> Any:
+    try:
+        return m[map_key(k)]
+    except KeyError:
+        raise EvalError(f"no such key: {format_key(k)}") from None
+    except TypeError:
+        raise EvalError(f"unsupported key type: {go_type_name(k)}") from None
+
+
+def format_key(k: Any) -> str:
+    k = unmap_key(k)
+    if type(k) is bool:
+        return "true" if k else "false"
+    if type(k) is float:
+        return repr(k)
+    return str(k)
+
+
+__all__ = [
+    "NO_SUCH_OVERLOAD",
+    "BoolKey",
+    "Semver",
+    "check_int",
+    "check_uint",
+    "compare",
+    "equal",
+    "go_type_name",
+    "in_list",
+    "map_lookup",
+    "no_such_overload",
+    "size",
+    "type_name",
+]
