@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from drakit.errors import DrakitError
+from drakit.inventory.devices import InventoryDevice, inventory_devices
 from drakit.profiles.compile import Clause, CompiledProfile
 from drakit.profiles.semantics import attribute_value, capacity_value, check
 
@@ -131,35 +132,6 @@ class Eligibility:
 
 
 # --- inventory -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class InventoryDevice:
-    driver: str
-    node: str
-    pool: str
-    device: Mapping[str, Any]
-
-
-def inventory_devices(objects: Iterable[Mapping[str, Any]]) -> list[InventoryDevice]:
-    """Devices of ResourceSlices in wire form, keeping only the newest generation of each pool."""
-    slices = [o for o in objects if o.get("kind") == "ResourceSlice"]
-    newest: dict[tuple[str, str], int] = {}
-    for s in slices:
-        spec = s.get("spec") or {}
-        key = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
-        newest[key] = max(newest.get(key, 0), int((spec.get("pool") or {}).get("generation", 0)))
-    out = []
-    for s in slices:
-        spec = s.get("spec") or {}
-        pool = spec.get("pool") or {}
-        key = (spec.get("driver", ""), pool.get("name", ""))
-        if int(pool.get("generation", 0)) != newest[key]:
-            continue
-        node = spec.get("nodeName") or ("(all nodes)" if spec.get("allNodes") else "(node selector)")
-        for dev in spec.get("devices") or []:
-            out.append(InventoryDevice(key[0], node, key[1], dev))
-    return out
 
 
 def wire_objects(source: Any) -> list[dict[str, Any]]:
