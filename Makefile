@@ -56,5 +56,5 @@ differential: $(ORACLE_BIN) venv
 cluster:
 	cluster/build.sh
 
-test: venv
+test: venv oracle cluster
 	$(PY) -m pytest -q

@@ -1,0 +1,75 @@
+"""Session fixture: a real control plane (etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager) on loopback, built by ``make cluster``.
+
+Outside CI, tests skip with the reason when the binaries are not built. With ``CI`` set, a
+control plane that cannot start is a failure, never a skip: CI builds the binaries first, so
+a missing binary there is a broken pipeline. When a cluster test fails, the last lines of each
+component's log are attached to the failure report.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.integration.controlplane import (
+    ControlPlane,
+    ControlPlaneError,
+    bin_dir,
+    missing_binaries,
+    start_control_plane,
+)
+from tests.integration.gating import unavailable
+from tests.integration.kube import Cluster
+
+_RUNNING: list[ControlPlane] = []
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    directory = bin_dir()
+    missing = missing_binaries(directory)
+    if missing:
+        unavailable(
+            f"control-plane binaries not built ({', '.join(missing)} missing in {directory}); run `make cluster`"
+        )
+    if shutil.which("openssl") is None:
+        unavailable("openssl is needed to create the control plane's keys and certificates")
+    workdir = tmp_path_factory.mktemp("control-plane")
+    try:
+        plane = start_control_plane(workdir, binaries=directory)
+    except ControlPlaneError as exc:
+        failure = str(exc)
+    else:
+        failure = ""
+    if failure:
+        # Binaries exist but the control plane does not come up: a real failure everywhere.
+        pytest.fail(failure, pytrace=False)
+    _RUNNING.append(plane)
+    try:
+        yield plane
+    finally:
+        _RUNNING.remove(plane)
+        plane.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster(control_plane: ControlPlane) -> Iterator[Cluster]:
+    client = Cluster(control_plane)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.failed and _RUNNING and "control_plane" in getattr(item, "fixturenames", ()):
+        plane = _RUNNING[-1]
+        header = f"logs in {plane.workdir / 'logs'}"
+        report.sections.append(("control-plane log tails", f"{header}\n{plane.log_tails()}"))
