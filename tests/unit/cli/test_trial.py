@@ -1,0 +1,47 @@
+"""``drakit trial`` on the embedded demo cluster: the README's main-job command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from drakit.demo import demo_paths
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "drakit.cli.main", "trial", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_trial_passes_on_demo() -> None:
+    proc = run("-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["valid"] and report["passed"]
+    products = {d["product"]: d["count"] for d in report["inventory"]["devices"]}
+    assert products == {"NVIDIA L4": 8, "NVIDIA H100 80GB HBM3": 8, "LATEST-GPU-MODEL": 8}
+
+
+def test_trial_text_mentions_the_two_checks() -> None:
+    proc = run()
+    assert proc.returncode == 0, proc.stderr
+    assert "training excludes every 24 GB-class device" in proc.stdout
+    assert "evaluation prefers the smaller devices" in proc.stdout
+    assert "Trial PASSED" in proc.stdout
+
+
+def test_trial_fails_on_invalid_manifests(tmp_path: Path) -> None:
+    docs = [d for p in demo_paths() for d in yaml.safe_load_all(Path(p).read_text())]
+    docs[1]["spec"]["devices"][0]["name"] = "GPU_0"  # not a DNS label
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump_all(docs))
+    proc = run("-f", str(bad), "-o", "json")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert not report["valid"]
+    assert any("spec.devices[0].name" in e for e in report["errors"])
