@@ -1,0 +1,221 @@
+"""Reports of a run: plain text, JSON documents, side-by-side comparisons and charts.
+
+Pure renderers return strings or bytes; only :func:`write_chart` writes a file.  Charts are
+drawn with matplotlib's Agg backend (no display needed); the HTML chart embeds the SVG
+rendering inline so the page is self-contained.  SVG metadata (date) and element ids (hash
+salt) are pinned so that the same run always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from drakit.sim.result import GroupStats, SimulationResult, thin
+
+MAX_PENDING_LINES = 20
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if float(value).is_integer():
+        return f"{int(value)}s"
+    return f"{value:.1f}s"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _group_lines(title: str, groups: Sequence[GroupStats]) -> list[str]:
+    lines = [title, f"  {'name':<24} {'pods':>6} {'sched':>6} {'pend':>5} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}  placement"]
+    for g in groups:
+        placement = ", ".join(f"{k} x{v}" for k, v in g.placement) or "-"
+        lines.append(
+            f"  {g.name:<24} {g.pods:>6} {g.scheduled:>6} {g.pending:>5} {_fmt(g.wait_p50):>8} "
+            f"{_fmt(g.wait_p90):>8} {_fmt(g.wait_p99):>8} {_fmt(g.wait_max):>8}  {placement}"
+        )
+        if g.stranded.devices:
+            lines.append(
+                f"  {'':<24} stranded: {g.stranded.devices} device(s) larger than needed, "
+                f"{g.stranded.device_seconds / 3600:.1f} device-hours, {g.stranded.excess_gib_hours:.1f} GiB-hours unused memory"
+            )
+    return lines
+
+
+def render_text(result: SimulationResult) -> str:
+    """The human report: totals, per workload and recipe, utilisation, pending pods."""
+    pending = result.pending()
+    lines = [
+        f"scenario {result.scenario} (seed {result.seed}): {result.nodes} nodes, {result.devices} devices, "
+        f"{len(result.pods)} pods, simulated {_fmt(result.end_time)}",
+        f"  scheduled {len(result.pods) - len(pending)}, pending {len(pending)}, attempts {result.attempts}, "
+        f"allocator calls {result.allocator_calls} (cached answers {result.cache_hits})",
+        "",
+    ]
+    lines += _group_lines("workloads", result.by_workload())
+    lines.append("")
+    lines += _group_lines("recipes", result.by_recipe())
+    lines.append("")
+    lines.append("utilisation by device class (time-weighted mean)")
+    util = result.utilisation()
+    for cls, cap in result.class_capacity:
+        lines.append(f"  {cls:<32} {_pct(util.get(cls)):>7} of {cap if cap is not None else '?'} devices")
+    if pending:
+        lines.append("")
+        lines.append("pending pods")
+        for p in pending[:MAX_PENDING_LINES]:
+            lines.append(f"  {p.namespace}/{p.name}: {p.message}")
+        if len(pending) > MAX_PENDING_LINES:
+            lines.append(f"  ... and {len(pending) - MAX_PENDING_LINES} more")
+    return "\n".join(lines) + "\n"
+
+
+# --- comparisons ------------------------------------------------------------------------------
+
+_METRICS = ("pods", "scheduled", "pending", "wait_p50", "wait_p90", "wait_p99", "wait_max")
+
+
+def _metrics(result: SimulationResult) -> dict[str, dict[str, float | None]]:
+    out: dict[str, dict[str, float | None]] = {}
+    for g in result.by_workload():
+        out[g.name] = {m: getattr(g, m) for m in _METRICS}
+        out[g.name]["stranded_devices"] = g.stranded.devices
+    return out
+
+
+def compare_json(base: SimulationResult, variant: SimulationResult, labels: tuple[str, str] = ("base", "variant")) -> dict[str, Any]:
+    """Both runs' summaries and the per-workload differences (variant - base)."""
+    a, b = _metrics(base), _metrics(variant)
+    diff: dict[str, dict[str, float | None]] = {}
+    for wl in sorted(set(a) | set(b)):
+        row = {}
+        for m in (*_METRICS, "stranded_devices"):
+            x, y = a.get(wl, {}).get(m), b.get(wl, {}).get(m)
+            row[m] = None if x is None or y is None else round(y - x, 6)
+        diff[wl] = row
+    ua, ub = base.utilisation(), variant.utilisation()
+    util = {
+        cls: None if ua.get(cls) is None or ub.get(cls) is None else round((ub[cls] or 0) - (ua[cls] or 0), 6)
+        for cls in sorted(set(ua) | set(ub))
+    }
+    return {
+        labels[0]: base.to_json(pods=False, events=False),
+        labels[1]: variant.to_json(pods=False, events=False),
+        "diff": {"workloads": diff, "utilisation": util},
+    }
+
+
+def render_compare_text(base: SimulationResult, variant: SimulationResult, labels: tuple[str, str] = ("base", "variant")) -> str:
+    """Side by side: one row per workload and metric, with the change."""
+    a, b = _metrics(base), _metrics(variant)
+    la, lb = labels
+    lines = [
+        f"{'':<34} {la[:16]:>16} {lb[:16]:>16} {'change':>10}",
+        f"{'nodes':<34} {base.nodes:>16} {variant.nodes:>16} {variant.nodes - base.nodes:>+10}",
+        f"{'devices':<34} {base.devices:>16} {variant.devices:>16} {variant.devices - base.devices:>+10}",
+    ]
+    for wl in sorted(set(a) | set(b)):
+        for m in (*_METRICS, "stranded_devices"):
+            x, y = a.get(wl, {}).get(m), b.get(wl, {}).get(m)
+            if m.startswith("wait"):
+                sx, sy = _fmt(x), _fmt(y)
+                change = "-" if x is None or y is None else f"{y - x:+.1f}s"
+            else:
+                sx, sy = ("-" if x is None else str(int(x))), ("-" if y is None else str(int(y)))
+                change = "-" if x is None or y is None else f"{int(y - x):+d}"
+            lines.append(f"{wl + ' ' + m:<34} {sx:>16} {sy:>16} {change:>10}")
+    ua, ub = base.utilisation(), variant.utilisation()
+    for cls in sorted(set(ua) | set(ub)):
+        x, y = ua.get(cls), ub.get(cls)
+        change = "-" if x is None or y is None else f"{(y - x) * 100:+.1f}pt"
+        lines.append(f"{'utilisation ' + cls:<34} {_pct(x):>16} {_pct(y):>16} {change:>10}")
+    return "\n".join(lines) + "\n"
+
+
+# --- charts -----------------------------------------------------------------------------------
+
+
+def _figure(runs: Sequence[tuple[str, SimulationResult]]) -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "drakit-sim"
+    import matplotlib.pyplot as plt
+
+    fig, (ax_util, ax_queue) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
+    for label, result in runs:
+        samples = thin(result.samples)
+        times = [s.time / 3600 for s in samples]
+        if samples and result.end_time > samples[-1].time:
+            samples = [*samples, samples[-1]]
+            times = [*times, result.end_time / 3600]
+        for cls, cap in result.class_capacity:
+            if not cap:
+                continue
+            values = [dict(s.by_class).get(cls, 0) / cap * 100 for s in samples]
+            ax_util.step(times, values, where="post", label=f"{label}: {cls}" if len(runs) > 1 else cls)
+        ax_queue.step(times, [s.pending for s in samples], where="post", label=f"{label}: pending" if len(runs) > 1 else "pending")
+    ax_util.set_ylabel("allocated devices (%)")
+    ax_util.set_ylim(0, 105)
+    ax_util.legend(loc="upper right", fontsize="small")
+    ax_util.set_title("utilisation per device class and scheduling queue depth")
+    ax_queue.set_ylabel("pending pods")
+    ax_queue.set_xlabel("simulated time (hours)")
+    ax_queue.legend(loc="upper right", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def chart_png(runs: Sequence[tuple[str, SimulationResult]]) -> bytes:
+    import matplotlib.pyplot as plt
+
+    fig = _figure(runs)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def chart_html(runs: Sequence[tuple[str, SimulationResult]]) -> str:
+    import html
+
+    import matplotlib.pyplot as plt
+
+    fig = _figure(runs)
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg") :]
+    title = html.escape(" vs ".join(f"{label} ({r.scenario}, seed {r.seed})" for label, r in runs))
+    rows = "".join(
+        f"<tr><td>{html.escape(label)}</td><td>{html.escape(g.name)}</td><td>{g.pods}</td><td>{g.scheduled}</td>"
+        f"<td>{g.pending}</td><td>{_fmt(g.wait_p50)}</td><td>{_fmt(g.wait_p90)}</td><td>{_fmt(g.wait_p99)}</td></tr>"
+        for label, r in runs
+        for g in r.by_workload()
+    )
+    return (
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>drakit simulate: "
+        f"{title}</title><style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}"
+        "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}</style></head><body>"
+        f"<h1>{title}</h1>{svg}<table><tr><th>run</th><th>workload</th><th>pods</th><th>scheduled</th>"
+        f"<th>pending</th><th>p50</th><th>p90</th><th>p99</th></tr>{rows}</table></body></html>\n"
+    )
+
+
+def write_chart(path: str | Path, runs: Sequence[tuple[str, SimulationResult]]) -> None:
+    """Write a PNG (``.png``) or a self-contained HTML page (``.html``/``.htm``)."""
+    from drakit.errors import UsageError
+
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".png":
+        p.write_bytes(chart_png(runs))
+    elif suffix in (".html", ".htm"):
+        p.write_text(chart_html(runs), encoding="utf-8")
+    else:
+        raise UsageError(f"--chart {path}: the file name must end in .png or .html")

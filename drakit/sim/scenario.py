@@ -1,0 +1,644 @@
+"""Scenario files -> a frozen :class:`Scenario`, with every problem reported at its line.
+
+A scenario is one YAML stream: exactly one ``kind: Scenario`` document (cluster shape and
+workloads, see ``docs/scenario.schema.json``) plus any number of plain Kubernetes manifests
+(DeviceClass, ResourceClaimTemplate, ResourceClaim, Node, ResourceSlice, Pod) mixed in.
+
+Hand-written rather than a JSON-schema validator: errors must carry the YAML line of the
+offending field (``scenario.yaml:14: spec.workloads[2].duration: Invalid value: ...``), and
+the checks are few and specific.  Manifests are checked by the typed model
+(:func:`drakit.model.parse_object`), so they get the same wording as ``drakit validate``.
+This module only parses; nothing here touches the file system except :func:`load_scenario`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
+from drakit.features import SUPPORTED_VERSIONS, Features
+from drakit.inventory import templates
+
+SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
+SCENARIO_KIND = "Scenario"
+
+DEFAULT_MEMORY_LIMIT_MIB = 2048
+"""The default ceiling for a run's estimated resident memory.  2 GiB is the issue's
+budget for the 5,000-node x 8-GPU fill; raise it with ``spec.memoryLimitMiB``."""
+
+# Rough per-object resident costs measured on CPython 3.11 (wire dicts, allocator indexes and
+# simulator bookkeeping).  Deliberately pessimistic: the estimate only has to stop runs that
+# would certainly not fit, before they start.
+_BYTES_PER_NODE = 16 * 1024
+_BYTES_PER_DEVICE = 6 * 1024
+_BYTES_PER_POD = 6 * 1024
+_BASE_BYTES = 120 * 1024 * 1024
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_ADD_NODES = re.compile(r"^(\d+)x([a-z0-9-]+)$")
+
+# Lines per path: "" is the document itself, "spec.nodes[0].count" a field.
+LineMap = dict[str, int]
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """``count`` nodes expanded from one node template."""
+
+    count: int
+    template: str
+    name_prefix: str
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PodClaim:
+    """One ``pod.spec.resourceClaims`` entry."""
+
+    name: str
+    template: str | None = None
+    claim: str | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Pods (``kind: Pod``: ``count`` pods) or a Job (``completions`` pods, ``parallelism`` at a time)."""
+
+    name: str
+    namespace: str
+    kind: str
+    start: float
+    count: int
+    interval: float
+    duration: float | None  # None: runs until the end of the simulation
+    parallelism: int
+    claims: tuple[PodClaim, ...]
+    cpu_milli: int = 0
+    memory_bytes: int = 0
+    recipe: str = ""
+    profile: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything a run needs, already checked.  ``objects`` are plain manifests (wire dicts)."""
+
+    name: str
+    seed: int
+    features: Features
+    nodes: tuple[NodeGroup, ...]
+    objects: tuple[dict[str, Any], ...]
+    workloads: tuple[Workload, ...]
+    until: float | None = None
+    memory_limit_mib: int = DEFAULT_MEMORY_LIMIT_MIB
+    source: str = ""
+    standard_classes: tuple[str, ...] = field(default=())
+
+    def with_nodes(self, extra: Sequence[NodeGroup]) -> Scenario:
+        """A copy with more node groups (``--add-nodes``)."""
+        from dataclasses import replace
+
+        return replace(self, nodes=(*self.nodes, *extra))
+
+    def node_count(self) -> int:
+        return sum(g.count for g in self.nodes) + sum(1 for o in self.objects if o.get("kind") == "Node")
+
+    def device_count(self) -> int:
+        total = 0
+        for g in self.nodes:
+            total += g.count * templates.parse_template(g.template)[1]
+        for o in self.objects:
+            if o.get("kind") == "ResourceSlice":
+                total += len((o.get("spec") or {}).get("devices") or [])
+        return total
+
+    def pod_count(self) -> int:
+        return sum(w.count for w in self.workloads) + sum(1 for o in self.objects if o.get("kind") == "Pod")
+
+    def estimated_bytes(self) -> int:
+        """Pessimistic resident-memory estimate of a run (see ``_BYTES_PER_*``)."""
+        return (
+            _BASE_BYTES
+            + self.node_count() * _BYTES_PER_NODE
+            + self.device_count() * _BYTES_PER_DEVICE
+            + self.pod_count() * _BYTES_PER_POD
+        )
+
+    def check_memory(self) -> None:
+        """Stop before starting when the estimate exceeds the limit."""
+        need = self.estimated_bytes()
+        limit = self.memory_limit_mib * 1024 * 1024
+        if need > limit:
+            raise InvalidInput(
+                f"scenario {self.name!r} needs an estimated {need // (1024 * 1024)} MiB "
+                f"({self.node_count()} nodes, {self.device_count()} devices, {self.pod_count()} pods), "
+                f"above the limit of {self.memory_limit_mib} MiB: shrink the scenario or raise spec.memoryLimitMiB"
+            )
+
+
+# --- YAML with line numbers -------------------------------------------------------------------
+
+
+def _construct(node: yaml.Node, path: str, lines: LineMap) -> Any:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = yaml.SafeLoader.construct_scalar(_SCALAR_LOADER, key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str):
+                key = str(key)
+            sub = f"{path}.{key}" if path else key
+            lines[sub] = key_node.start_mark.line + 1
+            out[key] = _construct(value_node, sub, lines)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(item, f"{path}[{i}]", lines) for i, item in enumerate(node.value)]
+    return _SCALAR_LOADER.construct_object(node, deep=True)
+
+
+class _ScalarLoader(yaml.SafeLoader):
+    """Only used to construct scalars (resolved tags, e.g. ints and bools) from composed nodes."""
+
+
+_ScalarLoader.yaml_implicit_resolvers = {
+    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_SCALAR_LOADER = _ScalarLoader("")
+
+
+@dataclass(frozen=True)
+class _Doc:
+    index: int
+    line: int
+    data: Any
+    lines: LineMap
+
+
+def _parse_stream(text: str, source: str) -> list[_Doc]:
+    docs: list[_Doc] = []
+    try:
+        for i, node in enumerate(yaml.compose_all(text, Loader=yaml.SafeLoader)):
+            if node is None:
+                continue
+            lines: LineMap = {}
+            data = _construct(node, "", lines)
+            docs.append(_Doc(i, node.start_mark.line + 1, data, lines))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        problem = getattr(e, "problem", None) or str(e)
+        raise InvalidInput(f"{where}: invalid YAML: {problem}") from None
+    return docs
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+class _Checker:
+    """Collects field errors with their lines for one document."""
+
+    def __init__(self, source: str, doc: _Doc) -> None:
+        self.source = source
+        self.doc = doc
+        self.errors: list[tuple[int, FieldError]] = []
+
+    def line(self, path: str) -> int:
+        while path:
+            if path in self.doc.lines:
+                return self.doc.lines[path]
+            path = path.rsplit(".", 1)[0] if "." in path else path.rsplit("[", 1)[0] if "[" in path else ""
+        return self.doc.line
+
+    def add(self, path: str, type: ErrorType, value: Any = None, detail: str = "") -> None:
+        from drakit.errors import OMIT
+
+        self.errors.append((self.line(path), FieldError(path, type, OMIT if value is None else value, detail)))
+
+    def problems(self) -> list[ObjectErrors]:
+        return [_LinedErrors(ObjectRef(SCENARIO_KIND, "", source=self.source), (e,), line) for line, e in self.errors]
+
+    # typed getters: record an error and return a default when the value has the wrong type
+
+    def mapping(self, data: Mapping[str, Any], key: str, path: str, *, required: bool = False) -> dict[str, Any]:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.add(path, ErrorType.REQUIRED)
+            return {}
+        if not isinstance(value, dict):
+            self.add(path, ErrorType.TYPE_INVALID, value, "expected an object")
+            return {}
+        return value
+
+    def sequence(self, data: Mapping[str, Any], key: str, path: str) -> list[Any]:
+        value = data.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.add(path, ErrorType.TYPE_INVALID, value, "expected a list")
+            return []
+        return value
+
+    def string(self, data: Mapping[str, Any], key: str, path: str, *, required: bool = False, default: str = "") -> str:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.add(path, ErrorType.REQUIRED)
+            return default
+        if not isinstance(value, str):
+            self.add(path, ErrorType.TYPE_INVALID, value, "expected a string")
+            return default
+        return value
+
+    def number(
+        self, data: Mapping[str, Any], key: str, path: str, *, default: float | None = None, minimum: float = 0.0
+    ) -> float | None:
+        value = data.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.add(path, ErrorType.TYPE_INVALID, value, "expected a number of seconds")
+            return default
+        if value < minimum:
+            self.add(path, ErrorType.INVALID, value, f"must be greater than or equal to {minimum:g}")
+            return default
+        return float(value)
+
+    def integer(self, data: Mapping[str, Any], key: str, path: str, *, default: int, minimum: int = 0) -> int:
+        value = data.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.add(path, ErrorType.TYPE_INVALID, value, "expected an integer")
+            return default
+        if value < minimum:
+            self.add(path, ErrorType.INVALID, value, f"must be greater than or equal to {minimum}")
+            return default
+        return value
+
+    def unknown(self, data: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
+        for key in data:
+            if key not in allowed:
+                sub = f"{path}.{key}" if path else key
+                self.errors.append((self.line(sub), _UnknownField(sub, ErrorType.NOT_SUPPORTED)))
+
+
+@dataclass(frozen=True)
+class _UnknownField(FieldError):
+    def __str__(self) -> str:
+        return f'unknown field "{self.path}"'
+
+
+@dataclass(frozen=True)
+class _LinedErrors(ObjectErrors):
+    """Field errors rendered as ``<file>:<line>: <path>: <Type>: <detail>``."""
+
+    line: int = 0
+
+    def lines(self) -> list[str]:
+        return [f"{self.ref.source}:{self.line}: {e}" for e in self.errors]
+
+
+_SCENARIO_FIELDS = ("apiVersion", "kind", "metadata", "spec")
+_SPEC_FIELDS = (
+    "seed",
+    "kubernetesVersion",
+    "featureGates",
+    "nodes",
+    "deviceClasses",
+    "workloads",
+    "until",
+    "memoryLimitMiB",
+)
+_NODE_FIELDS = ("count", "template", "namePrefix", "labels")
+_WORKLOAD_FIELDS = (
+    "name",
+    "namespace",
+    "kind",
+    "start",
+    "count",
+    "interval",
+    "duration",
+    "parallelism",
+    "completions",
+    "resourceClaims",
+    "resources",
+    "recipe",
+    "profile",
+    "labels",
+)
+_STANDARD_CLASSES = ("gpu.nvidia.com", "gpu.example.com")
+_MANIFEST_KINDS = ("DeviceClass", "ResourceClaimTemplate", "ResourceClaim", "Node", "ResourceSlice", "Pod")
+
+
+def parse_cpu_milli(value: Any) -> int:
+    """core/v1 cpu quantity -> millicores (only the forms pods and nodes use)."""
+    text = str(value).strip()
+    if text.endswith("m"):
+        return int(float(text[:-1]))
+    return round(float(text) * 1000)
+
+
+_MEM_SUFFIX = {
+    "Ki": 1024,
+    "Mi": 1024**2,
+    "Gi": 1024**3,
+    "Ti": 1024**4,
+    "Pi": 1024**5,
+    "k": 1000,
+    "M": 1000**2,
+    "G": 1000**3,
+    "T": 1000**4,
+    "P": 1000**5,
+}
+
+
+def parse_bytes(value: Any) -> int:
+    """core/v1 memory quantity -> bytes (binary and decimal suffixes, plain numbers)."""
+    text = str(value).strip()
+    for suffix in sorted(_MEM_SUFFIX, key=len, reverse=True):
+        if text.endswith(suffix):
+            return int(float(text[: -len(suffix)]) * _MEM_SUFFIX[suffix])
+    return int(float(text))
+
+
+def _labels(c: _Checker, data: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
+    raw = c.mapping(data, "labels", path)
+    out = []
+    for k, v in raw.items():
+        if not isinstance(v, str):
+            c.add(f"{path}.{k}", ErrorType.TYPE_INVALID, v, "label values are strings (quote them)")
+            continue
+        out.append((k, v))
+    return tuple(out)
+
+
+def _node_group(c: _Checker, raw: Any, path: str) -> NodeGroup | None:
+    if not isinstance(raw, dict):
+        c.add(path, ErrorType.TYPE_INVALID, raw, "expected an object")
+        return None
+    c.unknown(raw, _NODE_FIELDS, path)
+    count = c.integer(raw, "count", f"{path}.count", default=1, minimum=1)
+    template = c.string(raw, "template", f"{path}.template", required=True)
+    if template:
+        try:
+            templates.parse_template(template)
+        except ValueError as e:
+            c.add(f"{path}.template", ErrorType.NOT_SUPPORTED, template, str(e).split(": ", 1)[-1])
+            template = ""
+    prefix = c.string(raw, "namePrefix", f"{path}.namePrefix", default=f"{template}-")
+    if prefix and not _DNS_SUBDOMAIN.match(prefix.rstrip("-") or "x"):
+        c.add(f"{path}.namePrefix", ErrorType.INVALID, prefix, "must be a DNS subdomain prefix")
+    if not template:
+        return None
+    return NodeGroup(count, template, prefix, _labels(c, raw, f"{path}.labels"))
+
+
+def _pod_claims(c: _Checker, raw: Any, path: str) -> tuple[PodClaim, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        c.add(path, ErrorType.TYPE_INVALID, raw, "expected a list")
+        return ()
+    out: list[PodClaim] = []
+    seen: set[str] = set()
+    for i, item in enumerate(raw):
+        p = f"{path}[{i}]"
+        if not isinstance(item, dict):
+            c.add(p, ErrorType.TYPE_INVALID, item, "expected an object")
+            continue
+        c.unknown(item, ("name", "resourceClaimTemplateName", "resourceClaimName"), p)
+        name = c.string(item, "name", f"{p}.name", required=True)
+        if name and not _DNS_LABEL.match(name):
+            c.add(f"{p}.name", ErrorType.INVALID, name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'")
+        if name in seen:
+            c.add(f"{p}.name", ErrorType.DUPLICATE, name)
+        seen.add(name)
+        tmpl = c.string(item, "resourceClaimTemplateName", f"{p}.resourceClaimTemplateName") or None
+        claim = c.string(item, "resourceClaimName", f"{p}.resourceClaimName") or None
+        if tmpl and claim:
+            c.add(p, ErrorType.INVALID, None, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+        out.append(PodClaim(name, tmpl, claim))
+    return tuple(out)
+
+
+def _workload(c: _Checker, raw: Any, path: str, names: set[str]) -> Workload | None:
+    if not isinstance(raw, dict):
+        c.add(path, ErrorType.TYPE_INVALID, raw, "expected an object")
+        return None
+    c.unknown(raw, _WORKLOAD_FIELDS, path)
+    name = c.string(raw, "name", f"{path}.name", required=True)
+    if name and not _DNS_LABEL.match(name):
+        c.add(f"{path}.name", ErrorType.INVALID, name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'")
+    if name in names:
+        c.add(f"{path}.name", ErrorType.DUPLICATE, name)
+    names.add(name)
+    kind = c.string(raw, "kind", f"{path}.kind", default="Pod")
+    if kind not in ("Pod", "Job"):
+        c.add(f"{path}.kind", ErrorType.NOT_SUPPORTED, kind, 'supported values: "Job", "Pod"')
+    namespace = c.string(raw, "namespace", f"{path}.namespace", default="default")
+    start = c.number(raw, "start", f"{path}.start", default=0.0) or 0.0
+    interval = c.number(raw, "interval", f"{path}.interval", default=0.0) or 0.0
+    duration = c.number(raw, "duration", f"{path}.duration", default=None)
+    if kind == "Job":
+        if "count" in raw:
+            c.add(f"{path}.count", ErrorType.FORBIDDEN, None, "a Job sets completions and parallelism instead")
+        count = c.integer(raw, "completions", f"{path}.completions", default=1, minimum=1)
+        parallelism = c.integer(raw, "parallelism", f"{path}.parallelism", default=1, minimum=1)
+        if duration is None:
+            c.add(f"{path}.duration", ErrorType.REQUIRED, None, "a Job's pods must finish for the Job to progress")
+    else:
+        for key in ("completions", "parallelism"):
+            if key in raw:
+                c.add(f"{path}.{key}", ErrorType.FORBIDDEN, None, "only for kind: Job")
+        count = c.integer(raw, "count", f"{path}.count", default=1, minimum=1)
+        parallelism = count
+    claims = _pod_claims(c, raw.get("resourceClaims"), f"{path}.resourceClaims")
+    resources = c.mapping(raw, "resources", f"{path}.resources")
+    c.unknown(resources, ("cpu", "memory"), f"{path}.resources")
+    cpu = mem = 0
+    if "cpu" in resources:
+        try:
+            cpu = parse_cpu_milli(resources["cpu"])
+        except (TypeError, ValueError):
+            c.add(f"{path}.resources.cpu", ErrorType.INVALID, resources["cpu"], "not a cpu quantity")
+    if "memory" in resources:
+        try:
+            mem = parse_bytes(resources["memory"])
+        except (TypeError, ValueError):
+            c.add(f"{path}.resources.memory", ErrorType.INVALID, resources["memory"], "not a memory quantity")
+    recipe = c.string(raw, "recipe", f"{path}.recipe")
+    profile = c.string(raw, "profile", f"{path}.profile")
+    if not name:
+        return None
+    return Workload(
+        name=name,
+        namespace=namespace,
+        kind=kind,
+        start=start,
+        count=count,
+        interval=interval,
+        duration=duration,
+        parallelism=parallelism,
+        claims=claims,
+        cpu_milli=cpu,
+        memory_bytes=mem,
+        recipe=recipe,
+        profile=profile,
+        labels=_labels(c, raw, f"{path}.labels"),
+    )
+
+
+def _check_manifest(source: str, doc: _Doc) -> list[ObjectErrors]:
+    """Typed-model validation of a mixed-in manifest; field errors get their YAML lines."""
+    from pydantic import ValidationError
+
+    from drakit.model import KindError, parse_object
+
+    data = doc.data
+    c = _Checker(source, doc)
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if kind not in _MANIFEST_KINDS:
+        c.add("kind", ErrorType.NOT_SUPPORTED, kind, "a scenario may mix in " + ", ".join(_MANIFEST_KINDS) + " (and one Scenario)")
+        return c.problems()
+    try:
+        parse_object(data)
+    except KindError as e:
+        c.add("apiVersion", ErrorType.INVALID, data.get("apiVersion"), str(e))
+    except ValidationError as e:
+        for err in e.errors():
+            loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"]).replace(".[", "[")
+            c.add(loc, ErrorType.INVALID, None, err["msg"])
+    if not ((data.get("metadata") or {}).get("name")):
+        c.add("metadata.name", ErrorType.REQUIRED)
+    return c.problems()
+
+
+def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
+    """Parse and check a scenario stream; raises :class:`InvalidInput` listing every problem."""
+    docs = _parse_stream(text, source)
+    problems: list[ObjectErrors] = []
+    scenario_docs = [d for d in docs if isinstance(d.data, dict) and d.data.get("kind") == SCENARIO_KIND]
+    if len(scenario_docs) != 1:
+        where = f"{source}:{scenario_docs[1].line}" if len(scenario_docs) > 1 else source
+        raise InvalidInput(f"{where}: a scenario file holds exactly one 'kind: Scenario' document, found {len(scenario_docs)}")
+    objects: list[dict[str, Any]] = []
+    for d in docs:
+        if d is scenario_docs[0]:
+            continue
+        if not isinstance(d.data, dict):
+            problems.append(_LinedErrors(ObjectRef("", "", source=source), (FieldError("", ErrorType.TYPE_INVALID, d.data, "expected an object"),), d.line))
+            continue
+        problems.extend(_check_manifest(source, d))
+        objects.append(d.data)
+
+    doc = scenario_docs[0]
+    c = _Checker(source, doc)
+    data = doc.data
+    c.unknown(data, _SCENARIO_FIELDS, "")
+    if data.get("apiVersion") != SCENARIO_API_VERSION:
+        c.add("apiVersion", ErrorType.NOT_SUPPORTED, data.get("apiVersion"), f'supported values: "{SCENARIO_API_VERSION}"')
+    meta = c.mapping(data, "metadata", "metadata")
+    name = c.string(meta, "name", "metadata.name", default=Path(source).stem or "scenario")
+    spec = c.mapping(data, "spec", "spec", required=True)
+    c.unknown(spec, _SPEC_FIELDS, "spec")
+    seed = c.integer(spec, "seed", "spec.seed", default=0)
+    version = c.string(spec, "kubernetesVersion", "spec.kubernetesVersion", default="1.35")
+    features = Features()
+    if version not in SUPPORTED_VERSIONS:
+        c.add("spec.kubernetesVersion", ErrorType.NOT_SUPPORTED, version, "supported values: " + ", ".join(f'"{v}"' for v in SUPPORTED_VERSIONS))
+    else:
+        features = Features.for_version(version)
+    gates = c.string(spec, "featureGates", "spec.featureGates")
+    if gates:
+        from drakit.errors import UsageError
+
+        try:
+            features = features.with_gates(gates)
+        except UsageError as e:
+            c.add("spec.featureGates", ErrorType.INVALID, gates, str(e))
+    nodes = [g for i, raw in enumerate(c.sequence(spec, "nodes", "spec.nodes")) if (g := _node_group(c, raw, f"spec.nodes[{i}]"))]
+    standard: list[str] = []
+    for i, cls in enumerate(c.sequence(spec, "deviceClasses", "spec.deviceClasses")):
+        if cls not in _STANDARD_CLASSES:
+            c.add(f"spec.deviceClasses[{i}]", ErrorType.NOT_SUPPORTED, cls, "standard classes: " + ", ".join(f'"{s}"' for s in _STANDARD_CLASSES) + " (or mix in a DeviceClass manifest)")
+        else:
+            standard.append(cls)
+    names: set[str] = set()
+    workloads = [w for i, raw in enumerate(c.sequence(spec, "workloads", "spec.workloads")) if (w := _workload(c, raw, f"spec.workloads[{i}]", names))]
+    until = c.number(spec, "until", "spec.until", default=None)
+    limit = c.integer(spec, "memoryLimitMiB", "spec.memoryLimitMiB", default=DEFAULT_MEMORY_LIMIT_MIB, minimum=64)
+
+    # Cross-references: templates and claims named by workloads must exist (or be created later,
+    # which a scenario cannot express), so a typo is an error here rather than a Pending pod.
+    known_templates = {(_ns(o), _name(o)) for o in objects if o.get("kind") == "ResourceClaimTemplate"}
+    known_claims = {(_ns(o), _name(o)) for o in objects if o.get("kind") == "ResourceClaim"}
+    spec_workloads = c.sequence(spec, "workloads", "spec.workloads")
+    for i, w in enumerate(workloads):
+        for j, pc in enumerate(w.claims):
+            p = f"spec.workloads[{i}].resourceClaims[{j}]"
+            if pc.template is None and pc.claim is None:
+                c.add(p, ErrorType.REQUIRED, None, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`")
+            if pc.template and (w.namespace, pc.template) not in known_templates and i < len(spec_workloads):
+                c.add(f"{p}.resourceClaimTemplateName", ErrorType.NOT_FOUND, pc.template, f"no ResourceClaimTemplate {w.namespace}/{pc.template} in this scenario")
+            if pc.claim and (w.namespace, pc.claim) not in known_claims:
+                c.add(f"{p}.resourceClaimName", ErrorType.NOT_FOUND, pc.claim, f"no ResourceClaim {w.namespace}/{pc.claim} in this scenario")
+    problems.extend(c.problems())
+    if problems:
+        raise InvalidInput(problems)
+    return Scenario(
+        name=name,
+        seed=seed,
+        features=features,
+        nodes=tuple(nodes),
+        objects=tuple(objects),
+        workloads=tuple(workloads),
+        until=until,
+        memory_limit_mib=limit,
+        source=source,
+        standard_classes=tuple(standard),
+    )
+
+
+def _ns(obj: Mapping[str, Any]) -> str:
+    return (obj.get("metadata") or {}).get("namespace") or "default"
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario file (the I/O edge of this module)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InvalidInput(f"{path}: cannot read scenario: {e.strerror or e}") from None
+    return parse_scenario(text, str(path))
+
+
+def parse_add_nodes(spec: str) -> NodeGroup:
+    """``4xh200-8x`` -> four h200-8x nodes named ``whatif-h200-8x-<i>``."""
+    from drakit.errors import UsageError
+
+    m = _ADD_NODES.match(spec.strip())
+    if not m:
+        raise UsageError(f"--add-nodes {spec!r}: want <count>x<template>, e.g. 4xh200-8x")
+    count, template = int(m.group(1)), m.group(2)
+    if count < 1:
+        raise UsageError(f"--add-nodes {spec!r}: count must be at least 1")
+    try:
+        templates.parse_template(template)
+    except ValueError as e:
+        raise UsageError(f"--add-nodes {spec!r}: {e}") from None
+    return NodeGroup(count, template, f"whatif-{template}-")

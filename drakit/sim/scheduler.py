@@ -1,0 +1,436 @@
+"""One scheduling attempt for one pod, phase by phase as kube-scheduler runs it (1.35).
+
+Phases (reference notes §5.2, ``pkg/scheduler/schedule_one.go``):
+
+1. PreEnqueue (DynamicResources): every claim exists and belongs to the pod, else the pod is
+   *gated* and never reaches a scheduling cycle (no FailedScheduling event).
+2. PreFilter: allocated claims contribute their node selector; unallocated ones need their
+   device classes to exist.
+3. Filter, node by node from the round-robin start index, stopping after
+   ``numFeasibleNodesToFind`` feasible nodes: NodeResourcesFit (pods, cpu, memory), then
+   DynamicResources (allocated claims' node selectors; one allocator call for all
+   unallocated claims together).
+4. PostFilter when no node fits: DynamicResources (deallocate an unavailable unused claim)
+   then DefaultPreemption (no priorities in a scenario, so it only explains itself).
+5. Score: the plugins whose scores differ between nodes here -- NodeResourcesFit
+   (LeastAllocated over cpu and memory with the scheduler's non-zero defaults),
+   NodeResourcesBalancedAllocation and DynamicResources (8 - chosen subrequest index per
+   firstAvailable request, normalised to 0..100).  TaintToleration, NodeAffinity,
+   ImageLocality, PodTopologySpread and InterPodAffinity give every node the same score in a
+   scenario (no taints, affinities, images or spread constraints) and are left out.
+6. Select: the highest total; ties broken uniformly at random with the run's seeded
+   generator (upstream uses reservoir sampling over an unseeded global generator, which picks
+   uniformly among ties too).
+7. Reserve (claims become allocated, devices taken for everyone else), PreBind (finalizer,
+   ``reservedFor``), Bind.
+
+Upstream checks nodes in parallel and keeps the first ``numFeasibleNodesToFind`` feasible
+nodes that its workers report; here nodes are checked in order, which is what a single
+worker would do.  The allocator's answer per node is cached until that node's devices (or
+a shared pool) change, so filling a cluster asks the allocator about one node per pod
+instead of hundreds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from drakit.sim.allocation import NodeFit
+from drakit.sim.cluster import MAX_RESERVED_FOR, SimClaim, SimCluster, SimNode, SimPod
+from drakit.sim.controller import DELETE_PROTECTION_FINALIZER
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE = 5
+MAX_NODE_SCORE = 100
+MAX_SUBREQUESTS = 8  # DynamicResources score: 8 - index of the chosen subrequest
+
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
+    """How many feasible nodes the scheduler collects before it stops filtering.
+
+    Adaptive by default: 50% minus one point per 125 nodes, at least 5%, and never fewer than
+    100 nodes (so a 500-node cluster scores 230 nodes, a 5,000-node cluster 500).
+    """
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE)
+    found = num_all_nodes * percentage // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def fit_error(num_nodes: int, prefilter_msg: str, reasons: Mapping[str, int], postfilter_msg: str) -> str:
+    """framework.FitError's text: ``0/N nodes are available: ...``."""
+    text = f"0/{num_nodes} nodes are available:"
+    if prefilter_msg:
+        text += f" {prefilter_msg}."
+    else:
+        hist = sorted(f"{count} {reason}" for reason, count in reasons.items())
+        if hist:
+            text += " " + ", ".join(hist) + "."
+    if postfilter_msg:
+        # No period added here: the PostFilter messages carry their own punctuation.
+        text += f" {postfilter_msg}"
+    return text
+
+
+def spec_signature(spec: Mapping[str, Any]) -> str:
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"))
+
+
+def node_selector_matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
+    """core/v1 NodeSelector: terms ORed, requirements ANDed, matchFields on metadata.name."""
+    if not selector:
+        return True
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    for term in selector.get("nodeSelectorTerms") or []:
+        exprs = term.get("matchExpressions") or []
+        fields = term.get("matchFields") or []
+        if not exprs and not fields:
+            continue
+        if all(_req(r, labels.get(r.get("key", ""))) for r in exprs) and all(
+            r.get("key") == "metadata.name" and _req(r, meta.get("name")) for r in fields
+        ):
+            return True
+    return False
+
+
+def _req(r: Mapping[str, Any], value: str | None) -> bool:
+    op, values = r.get("operator"), r.get("values") or []
+    if op == "In":
+        return value is not None and value in values
+    if op == "NotIn":
+        return value is None or value not in values
+    if op == "Exists":
+        return value is not None
+    if op == "DoesNotExist":
+        return value is None
+    if op in ("Gt", "Lt") and value is not None and len(values) == 1:
+        try:
+            return int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])
+        except ValueError:
+            return False
+    return False
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one scheduling attempt decided."""
+
+    outcome: str  # "bound" | "gated" | "unschedulable" | "error"
+    node: str | None = None
+    message: str = ""
+    reason: str = ""  # PodScheduled condition reason: Unschedulable | SchedulerError
+    deallocated: str = ""  # claim deallocated by PostFilter, if any
+    allocator_calls: int = 0
+
+
+def _least_requested(requested: int, capacity: int) -> int:
+    if capacity == 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+class Scheduler:
+    """The scheduling cycle over a :class:`SimCluster` (see the module docstring)."""
+
+    def __init__(self, cluster: SimCluster, classes: Mapping[str, Mapping[str, Any]], seed: int) -> None:
+        self.cluster = cluster
+        self.classes = classes
+        self.rng = random.Random(f"drakit-sim/select/{seed}")
+        self.next_start = 0
+        self.allocator_calls = 0
+        self.cache_hits = 0
+        # pod signature -> (cluster version, attempt): identical pods fail identically until
+        # something in the cluster changes.
+        self._failed: dict[Any, tuple[int, Attempt]] = {}
+
+    # -- phase 1: PreEnqueue ------------------------------------------------------------------
+
+    def pre_enqueue(self, pod: SimPod) -> str:
+        for pc in pod.claims:
+            if pc.claim is None and pc.template is None:
+                return f'pod "{pod.key}", spec.resourceClaim "{pc.name}": none of the supported fields are set'
+            if pc.template is not None:
+                name = pod.claim_names.get(pc.name)
+                if name is None:
+                    return f'pod "{pod.key}": ResourceClaim not created yet'
+            else:
+                name = pc.claim
+            claim = self.cluster.claims.get(f"{pod.namespace}/{name}")
+            if claim is None:
+                return f'could not find ResourceClaim "{pod.namespace}/{name}"'
+            if pc.template is not None:
+                owners = claim.obj["metadata"].get("ownerReferences") or []
+                if not any(o.get("controller") and o.get("uid") == pod.uid for o in owners):
+                    return f"ResourceClaim {claim.key} was not created for pod {pod.key} (pod is not owner)"
+        return ""
+
+    def pod_claims(self, pod: SimPod) -> list[SimClaim]:
+        out = []
+        for pc in pod.claims:
+            name = pod.claim_names.get(pc.name) if pc.template is not None else pc.claim
+            out.append(self.cluster.claims[f"{pod.namespace}/{name}"])
+        return out
+
+    # -- phase 2: PreFilter -------------------------------------------------------------------
+
+    def pre_filter(self, claims: Sequence[SimClaim]) -> str:
+        for claim in claims:
+            if claim.allocation is not None:
+                continue
+            for req in (claim.obj.get("spec") or {}).get("devices", {}).get("requests") or []:
+                if req.get("exactly") is not None:
+                    cls = req["exactly"].get("deviceClassName", "")
+                    if cls not in self.classes:
+                        return f"request {req.get('name')}: device class {cls} does not exist"
+                elif req.get("firstAvailable"):
+                    for sub in req["firstAvailable"]:
+                        cls = sub.get("deviceClassName", "")
+                        if cls not in self.classes:
+                            return f"request {req.get('name')}/{sub.get('name')}: device class {cls} does not exist"
+                else:
+                    return f"resource claim {claim.key}, request {req.get('name')}: unknown request type"
+        return ""
+
+    # -- the whole cycle ----------------------------------------------------------------------
+
+    def schedule(self, pod: SimPod) -> Attempt:
+        gate = self.pre_enqueue(pod)
+        if gate:
+            return Attempt("gated", message=gate)
+        claims = self.pod_claims(pod)
+        pending = [c for c in claims if c.allocation is None]
+        allocated = [c for c in claims if c.allocation is not None]
+        signature = None
+        if not allocated:
+            signature = (pod.cpu, pod.mem, tuple(c.spec_sig for c in pending))
+            memo = self._failed.get(signature)
+            if memo is not None and memo[0] == self.cluster.version:
+                return memo[1]
+        attempt = self._cycle(pod, claims, pending, allocated)
+        if signature is not None and attempt.outcome in ("unschedulable", "error") and not attempt.deallocated:
+            self._failed[signature] = (self.cluster.version, attempt)
+        return attempt
+
+    def _cycle(self, pod: SimPod, claims: list[SimClaim], pending: list[SimClaim], allocated: list[SimClaim]) -> Attempt:
+        nodes = self.cluster.nodes
+        num_nodes = len(nodes)
+        if num_nodes == 0:
+            return Attempt("unschedulable", message="no nodes available to schedule pods", reason="Unschedulable")
+
+        # Phase 2: PreFilter.
+        pre = self.pre_filter(claims) if claims else ""
+        if pre:
+            post = "no new claims to deallocate, " + _preemption(num_nodes, 0, num_nodes)
+            return Attempt("unschedulable", message=fit_error(num_nodes, pre, {}, post), reason="Unschedulable")
+
+        # Phase 3: Filter from the round-robin start index.
+        to_find = num_feasible_nodes_to_find(num_nodes)
+        feasible: list[tuple[SimNode, NodeFit | None, int]] = []
+        reasons: dict[str, int] = {}
+        resolvable = 0  # nodes rejected with Unschedulable (preemption could help in principle)
+        unavailable: list[SimClaim] = []
+        selectors = [(c, (c.allocation or {}).get("nodeSelector")) for c in allocated]
+        key = "\x1f".join(c.spec_sig for c in pending)
+        pending_objs = [c.obj for c in pending]
+        shared_version = self.cluster.shared_version
+        cpu, mem = pod.cpu, pod.mem
+        fit = self.cluster.allocator.fit
+        calls = hits = 0
+        start = self.next_start
+        processed = 0
+        ordered = itertools.chain(itertools.islice(nodes, start, None), itertools.islice(nodes, 0, start))
+        for processed, node in enumerate(ordered, 1):
+            # NodeResourcesFit (one combined test first: almost every node passes).
+            if node.pods >= node.max_pods or (cpu and cpu > node.alloc_cpu - node.req_cpu) or (
+                mem and mem > node.alloc_mem - node.req_mem
+            ):
+                if node.pods >= node.max_pods:
+                    reasons["Too many pods"] = reasons.get("Too many pods", 0) + 1
+                if cpu and cpu > node.alloc_cpu - node.req_cpu:
+                    reasons["Insufficient cpu"] = reasons.get("Insufficient cpu", 0) + 1
+                if mem and mem > node.alloc_mem - node.req_mem:
+                    reasons["Insufficient memory"] = reasons.get("Insufficient memory", 0) + 1
+                resolvable += 1
+                continue
+            # DynamicResources: allocated claims first, then one allocator call.
+            if selectors:
+                bad = [c for c, sel in selectors if sel is not None and not node_selector_matches(node.obj, sel)]
+                if bad:
+                    for c in bad:
+                        if c not in unavailable:
+                            unavailable.append(c)
+                    reasons[NOT_AVAILABLE] = reasons.get(NOT_AVAILABLE, 0) + 1
+                    continue
+            if pending:
+                cached = node.cache.get(key)
+                if cached is not None and cached[0] == shared_version:
+                    answer = cached[1]
+                    hits += 1
+                else:
+                    answer = fit(node.obj, pending_objs)
+                    calls += 1
+                    score = _dra_score(pending, answer) if answer.status == "allocated" else 0
+                    cached = (shared_version, answer, score)
+                    if answer.status != "error":
+                        node.cache[key] = cached
+                status = answer.status
+                if status != "allocated":
+                    if status == "error":
+                        self.allocator_calls += calls
+                        self.cache_hits += hits
+                        self.next_start = (start + processed) % num_nodes
+                        return Attempt(
+                            "error",
+                            message=f'running "DynamicResources" filter plugin: {answer.message}',
+                            reason="SchedulerError",
+                            allocator_calls=calls,
+                        )
+                    reasons[CANNOT_ALLOCATE] = reasons.get(CANNOT_ALLOCATE, 0) + 1
+                    continue
+                feasible.append((node, answer, cached[2]))
+            else:
+                feasible.append((node, None, 0))
+            if len(feasible) >= to_find:
+                break
+        self.cache_hits += hits
+        self.allocator_calls += calls
+        self.next_start = (start + processed) % num_nodes
+
+        if not feasible:
+            # Phase 4: PostFilter.
+            deallocated = ""
+            if not claims:
+                dra_msg = ""
+            else:
+                dra_msg = "still not schedulable"
+                for c in unavailable:
+                    reserved = c.reserved_for
+                    if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
+                        self.cluster.deallocate_claim(c)
+                        dra_msg = "deallocation of ResourceClaim completed"
+                        deallocated = c.key
+                        break
+            unresolvable = num_nodes - resolvable
+            post = ", ".join(m for m in (dra_msg, _preemption(num_nodes, resolvable, unresolvable)) if m)
+            return Attempt(
+                "unschedulable",
+                message=fit_error(num_nodes, "", reasons, post),
+                reason="Unschedulable",
+                deallocated=deallocated,
+                allocator_calls=calls,
+            )
+
+        # Phases 5 and 6: Score and select.
+        chosen = feasible[0] if len(feasible) == 1 else self._select(pod, feasible)
+        node, chosen_answer, _ = chosen
+        # Phase 7: Reserve, PreBind, Bind.
+        for c in allocated:
+            if not any(r.get("uid") == pod.uid for r in c.reserved_for) and len(c.reserved_for) >= MAX_RESERVED_FOR:
+                return Attempt(
+                    "error",
+                    message=(
+                        f'running PreBind plugin "DynamicResources": add reservation to claim {c.key}: '
+                        f'ResourceClaim.resource.k8s.io "{c.name}" is invalid: status.reservedFor: '
+                        f"Too many: {len(c.reserved_for) + 1}: must have at most {MAX_RESERVED_FOR} items"
+                    ),
+                    reason="SchedulerError",
+                    allocator_calls=calls,
+                )
+        if chosen_answer is not None:
+            for c, result in zip(pending, chosen_answer.results, strict=True):
+                self.cluster.allocate_claim(c, result)
+        for c in claims:
+            finalizers = c.obj["metadata"].setdefault("finalizers", [])
+            if DELETE_PROTECTION_FINALIZER not in finalizers:
+                finalizers.append(DELETE_PROTECTION_FINALIZER)
+            if not any(r.get("uid") == pod.uid for r in c.reserved_for):
+                c.reserved_for.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
+        node.pods += 1
+        node.req_cpu += pod.cpu
+        node.req_mem += pod.mem
+        node.nz_cpu += pod.nz_cpu
+        node.nz_mem += pod.nz_mem
+        self.cluster.note_node_change()
+        return Attempt("bound", node=node.name, allocator_calls=calls)
+
+    def _select(self, pod: SimPod, feasible: list[tuple[SimNode, NodeFit | None, int]]) -> tuple[SimNode, NodeFit | None, int]:
+        nz_cpu, nz_mem = pod.nz_cpu, pod.nz_mem
+        balanced = bool(pod.cpu or pod.mem)
+        max_dra = max(f[2] for f in feasible)
+        # Nodes of one template in the same state score the same: compute each state once.
+        memo: dict[tuple[int, int, int, int, int, int], int] = {}
+        best = -1
+        ties: list[tuple[SimNode, NodeFit | None, int]] = []
+        for entry in feasible:
+            node, _, dra = entry
+            state = (node.nz_cpu, node.nz_mem, node.alloc_cpu, node.alloc_mem, node.req_cpu, node.req_mem)
+            total = memo.get(state)
+            if total is None:
+                # NodeResourcesFit, LeastAllocated: mean of cpu and memory (weights 1 and 1).
+                total = (
+                    _least_requested(node.nz_cpu + nz_cpu, node.alloc_cpu)
+                    + _least_requested(node.nz_mem + nz_mem, node.alloc_mem)
+                ) // 2
+                if balanced:
+                    total += _balanced(node, pod)
+                memo[state] = total
+            if max_dra:
+                total += dra * MAX_NODE_SCORE // max_dra
+            if total > best:
+                best = total
+                ties = [entry]
+            elif total == best:
+                ties.append(entry)
+        return ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
+
+
+def _balanced(node: SimNode, pod: SimPod) -> int:
+    """NodeResourcesBalancedAllocation for cpu and memory (skipped for best-effort pods)."""
+    fractions = []
+    for req, cap in ((node.req_cpu + pod.cpu, node.alloc_cpu), (node.req_mem + pod.mem, node.alloc_mem)):
+        fractions.append(min(req / cap, 1.0) if cap else 1.0)
+    std = abs(fractions[0] - fractions[1]) / 2
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def _dra_score(pending: Sequence[SimClaim], answer: NodeFit) -> int:
+    """DynamicResources Score: for each firstAvailable request, 8 - index of the chosen subrequest."""
+    score = 0
+    for claim, result in zip(pending, answer.results, strict=False):
+        requests = (claim.obj.get("spec") or {}).get("devices", {}).get("requests") or []
+        chosen = {}
+        for r in (result.get("devices") or {}).get("results") or []:
+            req, _, sub = str(r.get("request", "")).partition("/")
+            if sub:
+                chosen[req] = sub
+        for req in requests:
+            subs = req.get("firstAvailable")
+            if not subs or req.get("name") not in chosen:
+                continue
+            names = [s.get("name") for s in subs]
+            if chosen[req["name"]] in names:
+                score += MAX_SUBREQUESTS - names.index(chosen[req["name"]])
+    return score
+
+
+def _preemption(num_nodes: int, resolvable: int, unresolvable: int) -> str:
+    """DefaultPreemption's PostFilter message when every pod has the same priority."""
+    parts = []
+    if resolvable:
+        parts.append(f"{resolvable} {NO_VICTIMS}")
+    if unresolvable:
+        parts.append(f"{unresolvable} {PREEMPTION_NOT_HELPFUL}")
+    return f"preemption: 0/{num_nodes} nodes are available: " + ", ".join(sorted(parts)) + "."
