@@ -1,0 +1,1146 @@
+"""``diagnose``: why a pod (or claim) waits, walking the control plane's stages in order.
+
+Stages (reference notes §5.4), numbered as in the code below:
+
+1. claims — the claim controller and PreEnqueue: template missing, creation failed, claim
+   missing, being deleted, not owned;
+2. classes — PreFilter: a request names a class that does not exist, or uses a feature that is off;
+3. selectors — compile errors and the cost limit (runtime errors surface in stage 6);
+4. nodes — node-level reasons outside DRA (nodeSelector, affinity, taints), briefly;
+5. allocated claims — allocated on nodes the pod cannot use;
+6. devices — per request a funnel (:mod:`drakit.explain.funnel`) with near misses; then devices
+   in use (holders, expected release), counters and capacity; then the allocator itself on the
+   most promising nodes for constraints that fail together, with the best partial assignment;
+7. node preparation — kubelet ``FailedPrepareDynamicResources`` and binding conditions.
+
+Every situation becomes a :class:`Finding`; the headline is the first blocking finding in stage
+order (a claim that merely is not created yet yields to a later "never" or "broken" finding, since
+creating it would not help).  Pure: no I/O, inputs are never modified.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from drakit.allocator import allocate
+from drakit.allocator.inventory import Device, Inventory, node_selector_matches
+from drakit.errors import UsageError
+from drakit.explain.codes import Code, ExplainCode, Owner, Stage, Verdict
+from drakit.explain.diagnosis import Diagnosis, Finding, Funnel, Holder, NodeSummary, Partial
+from drakit.explain.funnel import (
+    ClusterIndex,
+    FunnelResult,
+    RequestSpec,
+    Selectors,
+    build_funnel,
+    claim_requests,
+    device_nodes,
+    product_of,
+    reach_map,
+    tolerates,
+)
+from drakit.explain.inputs import ExplainInput, Obj, key_of, name_of, namespace_of
+from drakit.explain.reasons import ReasonCode
+from drakit.explain.trace import Trace
+from drakit.features import Features
+
+MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
+MAX_ALLOCATOR_NODES = 16
+"""Nodes the allocator is run on when counting says a pod could fit: the most promising first.
+Each run costs a Filter call; sixteen keeps a diagnosis well under a second on 5,000 nodes."""
+
+_STAGE_ORDER = list(Stage)
+
+
+@dataclass
+class _Claim:
+    """A claim of the pod as the diagnosis sees it."""
+
+    pod_claim: str
+    key: str  # ns/name (or ns/<pod>-<podclaim> for one not created yet)
+    obj: Obj | None
+    generated: bool = False
+    synthesized: bool = False  # built from the template because the controller has not yet
+
+    @property
+    def allocated(self) -> bool:
+        return bool(self.obj and (self.obj.get("status") or {}).get("allocation"))
+
+
+@dataclass
+class _Ctx:
+    inp: ExplainInput
+    features: Features
+    timeout: float | None
+    findings: list[Finding] = field(default_factory=list)
+    blockers: list[Finding] = field(default_factory=list)
+    funnels: list[Funnel] = field(default_factory=list)
+    holders: list[Holder] = field(default_factory=list)
+    partial: Partial | None = None
+    nodes: NodeSummary | None = None
+    placement: str = ""
+
+    def add(
+        self,
+        code: Code,
+        message: str,
+        stage: Stage,
+        verdict: Verdict,
+        owner: Owner,
+        *,
+        blocking: bool = True,
+        hint: str = "",
+        claim: str = "",
+        request: str = "",
+        device: str = "",
+        **detail: Any,
+    ) -> Finding:
+        f = Finding(
+            code=code,
+            message=message,
+            stage=stage,
+            verdict=verdict,
+            owner=owner,
+            claim=claim,
+            request=request,
+            device=device,
+            detail=MappingProxyType(detail),
+            hint=hint,
+        )
+        self.findings.append(f)
+        if blocking:
+            self.blockers.append(f)
+        return f
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+
+def diagnose(
+    inp: ExplainInput,
+    kind: str,
+    name: str,
+    namespace: str = "default",
+    *,
+    features: Features | None = None,
+    timeout: float | None = 10.0,
+) -> Diagnosis:
+    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`UsageError` if it is not there."""
+    ctx = _Ctx(inp, features or Features.for_version(), timeout)
+    if kind == "pod":
+        pod = inp.find_pod(name, namespace)
+        if pod is None:
+            raise UsageError(f'pod "{namespace}/{name}" not found in the input')
+        _diagnose_pod(ctx, pod)
+        target = f"pod/{namespace}/{name}"
+    elif kind in ("claim", "resourceclaim"):
+        claim = inp.find_claim(name, namespace)
+        if claim is None:
+            raise UsageError(f'resourceclaim "{namespace}/{name}" not found in the input')
+        _diagnose_claim(ctx, claim)
+        target = f"claim/{namespace}/{name}"
+    else:
+        raise UsageError(f"cannot explain {kind!r}: use pod/NAME or claim/NAME")
+    return _conclude(ctx, target)
+
+
+def _conclude(ctx: _Ctx, target: str) -> Diagnosis:
+    head = _headline(ctx.blockers)
+    if head is None:
+        head = next((f for f in ctx.findings if f.verdict == Verdict.OK), None)
+    if head is None:
+        head = ctx.add(
+            ExplainCode.FITS,
+            "nothing blocks: the pod can be placed now" + (f" on node {ctx.placement}" if ctx.placement else ""),
+            Stage.DONE,
+            Verdict.OK,
+            Owner.PLATFORM,
+            blocking=False,
+        )
+    return Diagnosis(
+        target=target,
+        verdict=head.verdict,
+        code=head.code,
+        headline=head.message,
+        owner=head.owner,
+        fix=head.hint,
+        stage=head.stage,
+        findings=tuple(ctx.findings),
+        funnels=tuple(ctx.funnels),
+        holders=tuple(ctx.holders),
+        partial=ctx.partial,
+        nodes=ctx.nodes,
+        placement=ctx.placement,
+    )
+
+
+def _headline(blockers: Sequence[Finding]) -> Finding | None:
+    if not blockers:
+        return None
+    ordered = sorted(blockers, key=lambda f: _STAGE_ORDER.index(f.stage))
+    first = ordered[0]
+    if first.code == ExplainCode.CLAIM_NOT_CREATED:
+        worse = [f for f in ordered if f.verdict in (Verdict.NEVER, Verdict.BROKEN)]
+        if worse:
+            return worse[0]
+        later = [f for f in ordered if f.code not in (ExplainCode.CLAIM_NOT_CREATED, ExplainCode.FITS)]
+        if later:
+            return later[0]
+    return first
+
+
+# --- 1. claims --------------------------------------------------------------------------------
+
+
+def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
+    """The pod's claims in spec order; ``None`` when a claim-stage problem blocks everything."""
+    ns = namespace_of(pod)
+    pod_name = name_of(pod)
+    statuses = {
+        s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+    }
+    pod_uid = (pod.get("metadata") or {}).get("uid")
+    out: list[_Claim] = []
+    hard = False
+    failures = [
+        e for e in ctx.inp.events_for("Pod", pod_name, ns) if e.get("reason") == "FailedResourceClaimCreation"
+    ]
+    for pc in (pod.get("spec") or {}).get("resourceClaims") or []:
+        pc_name = str(pc.get("name") or "")
+        if pc.get("resourceClaimName"):
+            cname = str(pc["resourceClaimName"])
+            claim = ctx.inp.find_claim(cname, ns)
+            if claim is None:
+                ctx.add(
+                    ExplainCode.CLAIM_MISSING,
+                    f'pod claim {pc_name}: ResourceClaim "{ns}/{cname}" does not exist',
+                    Stage.CLAIMS, Verdict.WAITING, Owner.APPLICATION,
+                    hint=f"create ResourceClaim {cname} in namespace {ns}, or fix resourceClaimName",
+                    claim=f"{ns}/{cname}",
+                )
+                hard = True
+                continue
+            out.append(_Claim(pc_name, key_of(claim), claim))
+        elif pc.get("resourceClaimTemplateName"):
+            tname = str(pc["resourceClaimTemplateName"])
+            status = statuses.get(pc_name)
+            if status is not None:
+                generated = status.get("resourceClaimName")
+                if not generated:
+                    continue  # "no claim was needed"
+                claim = ctx.inp.find_claim(str(generated), ns)
+                if claim is None:
+                    ctx.add(
+                        ExplainCode.CLAIM_MISSING,
+                        f'pod claim {pc_name}: generated ResourceClaim "{ns}/{generated}" does not exist',
+                        Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
+                        hint="the claim controller recreates it; check kube-controller-manager logs",
+                        claim=f"{ns}/{generated}",
+                    )
+                    hard = True
+                    continue
+                owners = (claim.get("metadata") or {}).get("ownerReferences") or []
+                if pod_uid and not any(o.get("controller") and o.get("uid") == pod_uid for o in owners):
+                    ctx.add(
+                        ExplainCode.CLAIM_NOT_OWNED,
+                        f"ResourceClaim {ns}/{generated} was not created for pod {ns}/{pod_name} (pod is not owner)",
+                        Stage.CLAIMS, Verdict.BROKEN, Owner.PLATFORM,
+                        hint="delete the stale claim so that the controller creates a new one",
+                        claim=f"{ns}/{generated}",
+                    )
+                    hard = True
+                    continue
+                out.append(_Claim(pc_name, key_of(claim), claim, generated=True))
+                continue
+            template = ctx.inp.find_template(tname, ns)
+            mine = [e for e in failures if f"PodResourceClaim {pc_name}:" in str(e.get("message") or "")] or failures
+            if mine:
+                msg = str(mine[-1].get("message") or "")
+                owner = Owner.PLATFORM if "feature is disabled" in msg else Owner.APPLICATION
+                ctx.add(
+                    ExplainCode.CLAIM_CREATION_FAILED,
+                    f"pod claim {pc_name}: the claim controller failed: {msg}",
+                    Stage.CLAIMS, Verdict.BROKEN, owner,
+                    hint=(
+                        "enable the feature gate on the control plane, or remove the field from the template"
+                        if owner == Owner.PLATFORM
+                        else f"create ResourceClaimTemplate {tname} in namespace {ns}, or fix the pod's template name"
+                    ),
+                    event=msg,
+                )
+                hard = True
+                continue
+            if template is None:
+                known = [name_of(t) for t in ctx.inp.templates if namespace_of(t) == ns]
+                close = difflib.get_close_matches(tname, known, n=1)
+                ctx.add(
+                    ExplainCode.TEMPLATE_MISSING,
+                    f'pod claim {pc_name}: ResourceClaimTemplate "{ns}/{tname}" does not exist',
+                    Stage.CLAIMS, Verdict.BROKEN, Owner.APPLICATION,
+                    hint=(f"did you mean {close[0]}? " if close else "")
+                    + f"create ResourceClaimTemplate {tname} in namespace {ns}",
+                )
+                hard = True
+                continue
+            synthesized = _claim_from_template(pod, pc_name, template)
+            ctx.add(
+                ExplainCode.CLAIM_NOT_CREATED,
+                f"pod claim {pc_name}: ResourceClaim not created yet (from template {tname}); analysed as if created",
+                Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
+                hint="the claim controller creates it; if it never appears, check kube-controller-manager",
+                claim=key_of(synthesized),
+            )
+            out.append(_Claim(pc_name, key_of(synthesized), synthesized, generated=True, synthesized=True))
+        else:
+            ctx.add(
+                ExplainCode.POD_CLAIM_EMPTY,
+                f'pod claim {pc_name}: none of resourceClaimName, resourceClaimTemplateName is set',
+                Stage.CLAIMS, Verdict.BROKEN, Owner.APPLICATION,
+                hint="set exactly one of resourceClaimName or resourceClaimTemplateName",
+            )
+            hard = True
+    for c in out:
+        if c.obj is not None and (c.obj.get("metadata") or {}).get("deletionTimestamp"):
+            ctx.add(
+                ExplainCode.CLAIM_BEING_DELETED,
+                f'resourceclaim "{c.key}" is being deleted',
+                Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
+                hint="wait for the deletion to finish; a generated claim is then recreated",
+                claim=c.key,
+            )
+            hard = True
+    return None if hard else out
+
+
+def _claim_from_template(pod: Obj, pod_claim: str, template: Obj) -> dict[str, Any]:
+    spec = (template.get("spec") or {}).get("spec") or {}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": f"{name_of(pod)}-{pod_claim}",
+            "namespace": namespace_of(pod),
+            "annotations": {"resource.kubernetes.io/pod-claim-name": pod_claim},
+        },
+        "spec": copy.deepcopy(dict(spec)),
+    }
+
+
+# --- 2./3. classes and selectors --------------------------------------------------------------
+
+
+def _check_requests(ctx: _Ctx, claims: Sequence[_Claim], sel: Selectors) -> bool:
+    """Stages 2 and 3 for the unallocated claims; False when something blocks."""
+    ok = True
+    known = sorted(name_of(c) for c in ctx.inp.classes)
+    f = ctx.features
+    for c in claims:
+        if c.allocated or c.obj is None:
+            continue
+        for ri, alts in enumerate(claim_requests(c.obj, c.key)):
+            raw = (((c.obj.get("spec") or {}).get("devices") or {}).get("requests") or [])[ri]
+            rname = str(raw.get("name") or "")
+            if raw.get("firstAvailable") and not f.prioritized_list:
+                ctx.add(
+                    ExplainCode.FEATURE_DISABLED,
+                    f"claim {c.key}, request {rname}: has subrequests, but the DRAPrioritizedList feature is disabled",
+                    Stage.CLASSES, Verdict.BROKEN, Owner.PLATFORM,
+                    hint="enable DRAPrioritizedList, or use a plain 'exactly' request",
+                    claim=c.key, request=rname, gate="DRAPrioritizedList",
+                )
+                ok = False
+                continue
+            for req in alts:
+                if req.admin and not f.admin_access:
+                    ctx.add(
+                        ExplainCode.FEATURE_DISABLED,
+                        f"claim {c.key}, request {req.name}: admin access is requested, but the feature is disabled",
+                        Stage.CLASSES, Verdict.BROKEN, Owner.PLATFORM,
+                        hint="enable DRAAdminAccess (and label the namespace resource.kubernetes.io/admin-access=true)",
+                        claim=c.key, request=req.name, gate="DRAAdminAccess",
+                    )
+                    ok = False
+                if req.capacity and not f.consumable_capacity:
+                    ctx.add(
+                        ExplainCode.FEATURE_DISABLED,
+                        f"claim {c.key}, request {req.name}: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+                        Stage.CLASSES, Verdict.BROKEN, Owner.PLATFORM,
+                        hint="enable DRAConsumableCapacity, or drop the capacity requests",
+                        claim=c.key, request=req.name, gate="DRAConsumableCapacity",
+                    )
+                    ok = False
+                cls = ctx.inp.find_class(req.class_name)
+                if cls is None:
+                    close = difflib.get_close_matches(req.class_name, known, n=1, cutoff=0.7)
+                    ctx.add(
+                        ExplainCode.CLASS_MISSING,
+                        f"claim {c.key}, request {req.name}: device class {req.class_name or '(empty)'} does not exist",
+                        Stage.CLASSES, Verdict.BROKEN,
+                        Owner.APPLICATION if close or not known else Owner.PLATFORM,
+                        hint=(
+                            f"did you mean {close[0]}?"
+                            if close
+                            else "install the driver's DeviceClass"
+                            + (f" (classes present: {', '.join(known[:4])})" if known else "")
+                        ),
+                        claim=c.key, request=req.name, deviceClass=req.class_name,
+                    )
+                    ok = False
+                    continue
+                class_exprs = [
+                    str(((s or {}).get("cel") or {}).get("expression", ""))
+                    for s in (cls.get("spec") or {}).get("selectors") or []
+                ]
+                for where, exprs in (("class", class_exprs), ("request", list(req.selectors))):
+                    for i, expr in enumerate(exprs):
+                        ok = _check_selector(ctx, sel, c.key, req, where, i, expr) and ok
+    return ok
+
+
+def _check_selector(ctx: _Ctx, sel: Selectors, claim: str, req: RequestSpec, where: str, i: int, expr: str) -> bool:
+    owner = Owner.PLATFORM if where == "class" else Owner.APPLICATION
+    chain = f"class {req.class_name}" if where == "class" else f"claim {claim}, request {req.name}"
+    compiled = sel.compiled(expr)
+    err = getattr(compiled, "error", None)
+    if err is not None:
+        msg = str(getattr(err, "message", None) or err)
+        ctx.add(
+            ExplainCode.SELECTOR_COMPILE_ERROR,
+            f"{chain}: selector #{i}: CEL compile error: {msg.splitlines()[0] if msg else ''}",
+            Stage.SELECTORS, Verdict.BROKEN, owner,
+            hint="check the expression with `drakit lint`; it is rejected before any device is looked at",
+            claim=claim, request=req.name, selector=i, expression=expr, error=msg,
+        )
+        return False
+    cost = getattr(compiled, "cost_estimate", None)
+    if isinstance(cost, int | float) and cost > MAX_COST:
+        ctx.add(
+            ExplainCode.SELECTOR_COST_LIMIT,
+            f"{chain}: selector #{i}: estimated cost {int(cost)} exceeds the limit {MAX_COST}",
+            Stage.SELECTORS, Verdict.BROKEN, owner,
+            hint="simplify the expression (avoid nested comprehensions over attributes)",
+            claim=claim, request=req.name, selector=i, expression=expr, cost=int(cost),
+        )
+        return False
+    return True
+
+
+# --- 4. nodes ---------------------------------------------------------------------------------
+
+
+def _nodes(inp: ExplainInput) -> tuple[list[Obj], bool]:
+    if inp.nodes:
+        return list(inp.nodes), False
+    names = sorted({str((s.get("spec") or {}).get("nodeName")) for s in inp.slices if (s.get("spec") or {}).get("nodeName")})
+    return [{"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}}} for n in names], True
+
+
+def _node_exclusion(pod: Obj, node: Obj) -> str:
+    """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''."""
+    spec = pod.get("spec") or {}
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    tolerations = spec.get("tolerations") or []
+    if spec.get("nodeName") and spec["nodeName"] != meta.get("name"):
+        return "node(s) didn't match the requested node name"
+    if (node.get("spec") or {}).get("unschedulable") and not any(
+        tolerates(t, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}) for t in tolerations
+    ):
+        return "node(s) were unschedulable"
+    selector = spec.get("nodeSelector") or {}
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ))
+    if any(labels.get(k) != v for k, v in selector.items()) or (
+        required and not node_selector_matches(node, required)
+    ):
+        return "node(s) didn't match Pod's node affinity/selector"
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(tolerates(t, taint) for t in tolerations):
+            return f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}"
+    return ""
+
+
+def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
+    nodes, inferred = _nodes(ctx.inp)
+    usable: list[Obj] = []
+    excluded: dict[str, int] = {}
+    for n in nodes:
+        why = _node_exclusion(pod, n) if pod is not None else ""
+        if why:
+            excluded[why] = excluded.get(why, 0) + 1
+        else:
+            usable.append(n)
+    ctx.nodes = NodeSummary(len(nodes), len(usable), MappingProxyType(dict(sorted(excluded.items()))), inferred)
+    if excluded:
+        parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
+        msg = f"{len(usable)}/{len(nodes)} nodes are usable by the pod: {parts}"
+        if not usable:
+            taint_only = all("taint" in w or "unschedulable" in w for w in excluded)
+            ctx.add(
+                ExplainCode.NODE_TAINTED if taint_only else ExplainCode.NODE_SELECTOR_MISMATCH,
+                f"no node is usable by the pod: {parts}",
+                Stage.NODES,
+                Verdict.WAITING if taint_only else Verdict.NEVER,
+                Owner.PLATFORM if taint_only else Owner.APPLICATION,
+                hint="add a toleration for the node taint" if taint_only else "relax the pod's nodeSelector/affinity",
+            )
+        else:
+            code = (
+                ExplainCode.NODE_SELECTOR_MISMATCH
+                if any("affinity" in w for w in excluded)
+                else ExplainCode.NODE_TAINTED
+            )
+            ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded))
+    return usable
+
+
+# --- entry per target -------------------------------------------------------------------------
+
+
+def _diagnose_pod(ctx: _Ctx, pod: Obj) -> None:
+    claims = _pod_claims(ctx, pod)  # 1.
+    if claims is None:
+        return
+    phase = (pod.get("status") or {}).get("phase")
+    bound = (pod.get("spec") or {}).get("nodeName")
+    if phase == "Running":
+        ctx.add(ExplainCode.RUNNING, f"pod {key_of(pod)} is running on node {bound or '?'}",
+                Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
+        return
+    if bound and claims and all(c.allocated for c in claims):
+        _node_prepare(ctx, pod, claims, str(bound))  # 7.
+        return
+    _analyse(ctx, pod, claims)
+
+
+def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
+    c = _Claim("", key_of(claim), claim)
+    if (claim.get("metadata") or {}).get("deletionTimestamp"):
+        ctx.add(ExplainCode.CLAIM_BEING_DELETED, f'resourceclaim "{c.key}" is being deleted',
+                Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM, claim=c.key,
+                hint="wait for the deletion to finish")
+        return
+    if c.allocated:
+        results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+        users = [r.get("name", "") for r in (claim.get("status") or {}).get("reservedFor") or []]
+        devices = ", ".join(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results[:4])
+        ctx.add(
+            ExplainCode.ALLOCATED,
+            f"claim {c.key} is allocated ({devices or 'no devices'})"
+            + (f", reserved for {', '.join(users)}" if users else ", not reserved for any pod"),
+            Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False, claim=c.key,
+        )
+        _binding(ctx, claim, c.key)
+        return
+    _analyse(ctx, None, [c])
+
+
+# --- 5./6. allocated claims and devices -------------------------------------------------------
+
+
+def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
+    inp = ctx.inp
+    inv = Inventory(inp.slices, inp.classes)
+    sel = Selectors(inv, ctx.features)
+    if not _check_requests(ctx, claims, sel):  # 2./3.
+        return
+    usable = _usable_nodes(ctx, pod)  # 4. (funnels below still show where devices are)
+    # 5. allocated claims must be reachable from a usable node.
+    for c in claims:
+        if not c.allocated or c.obj is None:
+            continue
+        selector = (c.obj.get("status") or {}).get("allocation", {}).get("nodeSelector")
+        if selector is not None:
+            usable = [n for n in usable if node_selector_matches(n, selector)]
+            if not usable and ctx.nodes is not None and ctx.nodes.usable:
+                ctx.add(
+                    ExplainCode.CLAIM_NOT_AVAILABLE_ON_NODE,
+                    f"claim {c.key} is allocated on nodes the pod cannot use (resourceclaim not available on the node)",
+                    Stage.ALLOCATED, Verdict.WAITING, Owner.PLATFORM, claim=c.key,
+                    hint="the scheduler deallocates it if no other pod uses it; otherwise wait for its users to finish",
+                )
+                return
+    # 6. devices.
+    own = frozenset(
+        (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+        for c in claims
+        if c.allocated and c.obj is not None
+        for r in (((c.obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+    )
+    allocated_claims = [cl for cl in inp.claims if (cl.get("status") or {}).get("allocation")]
+    index = ClusterIndex(inv, ctx.features, allocated_claims, inp.taint_rules)
+    reach = reach_map(index, usable)
+    pending = [c for c in claims if not c.allocated and c.obj is not None]
+    if not pending:
+        if usable:
+            ctx.placement = name_of(usable[0])
+        return
+    per_request: list[tuple[_Claim, list[FunnelResult]]] = []
+    for c in pending:
+        assert c.obj is not None
+        for alts in claim_requests(c.obj, c.key):
+            results = []
+            for req in alts:
+                cls = inp.find_class(req.class_name) or {}
+                fr = build_funnel(req, cls, index, sel, reach, own_devices=own)
+                ctx.funnels.append(fr.funnel)
+                results.append(fr)
+                if fr.runtime_error is not None:
+                    _runtime_error(ctx, c.key, req, fr)
+                    return
+            per_request.append((c, results))
+    if _static_shortfalls(ctx, per_request, usable):
+        return
+    if _dynamic_shortfalls(ctx, per_request, usable, index) or not usable:
+        return
+    _run_allocator(ctx, pending, per_request, usable, inv, index)
+
+
+def _runtime_error(ctx: _Ctx, claim: str, req: RequestSpec, fr: FunnelResult) -> None:
+    assert fr.runtime_error is not None
+    where, i, dev, msg = fr.runtime_error
+    m = re.search(r"no such key: (\S+)", msg)
+    attr = m.group(1) if m else ""
+    chain = f"class {req.class_name}" if where == "class" else f"claim {claim}, request {req.name}"
+    guard = ""
+    if attr:
+        expr = (req.selectors[i] if where == "request" else "") or ""
+        dm = re.search(r"attributes\[['\"]([^'\"]+)['\"]\]\s*(?:\.|\[['\"])" + re.escape(attr), expr)
+        domain = dm.group(1) if dm else "<domain>"
+        guard = f'guard the lookup: `"{attr}" in device.attributes["{domain}"] && ...`'
+    others = sum(1 for d in fr.matching if d.driver == dev.driver)
+    ctx.add(
+        ExplainCode.SELECTOR_RUNTIME_ERROR,
+        f"{chain}: selector #{i} on device {dev.ident}: CEL runtime error: {msg}"
+        + (f" (the device has no attribute {attr})" if attr else ""),
+        Stage.SELECTORS, Verdict.BROKEN, Owner.PLATFORM if where == "class" else Owner.APPLICATION,
+        hint=guard or "make the selector handle every device of the class",
+        claim=claim, request=req.name, device=dev.ident, selector=i, attribute=attr, error=msg,
+        product=product_of(dev), otherMatching=others,
+    )
+
+
+def _min_needed(results: Sequence[FunnelResult]) -> int:
+    return max(results[0].funnel.needed, 1)
+
+
+def _per_node_max(devs: Sequence[Device], nodes: Sequence[Obj]) -> tuple[int, str]:
+    counts: dict[str, int] = {}
+    shared = 0
+    for d in devs:
+        s = d.slice
+        if (d.node_name if s.per_device else s.node_name):
+            n = d.node_name if s.per_device else s.node_name
+            counts[n] = counts.get(n, 0) + 1
+        else:
+            shared += 1
+    if not counts:
+        return shared, ""
+    best = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    return best[1] + shared, best[0]
+
+
+def _blocking_step(f: Funnel, needed: int) -> str:
+    for s in f.steps:
+        if s.count < needed:
+            return s.key
+    return ""
+
+
+_STEP_VERDICT: Mapping[str, tuple[Verdict, Owner]] = {
+    "inventory": (Verdict.NEVER, Owner.PLATFORM),
+    "class": (Verdict.NEVER, Owner.PLATFORM),
+    "capacity": (Verdict.NEVER, Owner.APPLICATION),
+    "node": (Verdict.NEVER, Owner.APPLICATION),
+    "pool": (Verdict.WAITING, Owner.DRIVER),
+    "taints": (Verdict.WAITING, Owner.PLATFORM),
+}
+
+
+def _static_shortfalls(ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]) -> bool:
+    """Requests no device could ever serve as written (never), or only after a pool/taint change."""
+    blocked = False
+    for c, results in per_request:
+        short: list[tuple[FunnelResult, str]] = []
+        for fr in results:
+            needed = max(fr.funnel.needed, 1)
+            node_max, _ = _per_node_max(fr.matching, usable)
+            if len(fr.matching) < needed:
+                short.append((fr, _blocking_step(fr.funnel, needed)))
+            elif node_max < needed and fr.funnel.mode != "All":
+                short.append((fr, "per-node"))
+            else:
+                break  # this alternative can match: the request is fine statically
+        if len(short) < len(results):
+            continue
+        blocked = True
+        alternatives = len(results) > 1
+        if alternatives:
+            names = ", ".join(fr.funnel.request.split("/", 1)[1] for fr, _ in short)
+            ctx.add(
+                ExplainCode.ALTERNATIVES_EXHAUSTED,
+                f"claim {c.key}, request {results[0].funnel.request.split('/', 1)[0]}: "
+                f"none of the {len(results)} alternatives ({names}) can be satisfied",
+                Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION, claim=c.key,
+                hint="add an alternative that the inventory has, or relax the near misses below",
+            )
+        for fr, step in short:
+            _report_static(ctx, c, fr, step, usable, blocking=not alternatives)
+    return blocked
+
+
+def _report_static(ctx: _Ctx, c: _Claim, fr: FunnelResult, step: str, usable: list[Obj], *, blocking: bool) -> None:
+    f = fr.funnel
+    needed = max(f.needed, 1)
+    want = "all matching devices" if f.mode == "All" else f"{needed} device{'s' if needed != 1 else ''}"
+    chain = f"claim {c.key}, request {f.request}"
+    if step == "per-node":
+        node_max, node = _per_node_max(fr.matching, usable)
+        ctx.add(
+            ExplainCode.NOT_ENOUGH_DEVICES,
+            f"{chain}: {len(fr.matching)} devices match, but no node has {needed}"
+            + (f" (most on one node: {node_max}, {node})" if node else ""),
+            Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION, blocking=blocking,
+            hint=f"request at most {node_max} devices per pod, or split the job across pods",
+            claim=c.key, request=f.request, matching=len(fr.matching), needed=needed, perNodeMax=node_max,
+        )
+        return
+    if step == "pool":
+        ident = (fr.incomplete_pools or [p for p, _ in fr.invalid_pools])[0]
+        if fr.incomplete_pools:
+            ctx.add(
+                ReasonCode.POOL_INCOMPLETE,
+                f"{chain}: matching devices are in pool {ident}, which is being updated (not all slices published)",
+                Stage.DEVICES, Verdict.WAITING, Owner.DRIVER, blocking=blocking,
+                hint="wait for the driver to publish every slice; if it persists, check the driver",
+                claim=c.key, request=f.request, pools=list(fr.incomplete_pools),
+            )
+        else:
+            reason = fr.invalid_pools[0][1]
+            ctx.add(
+                ReasonCode.POOL_INVALID,
+                f"{chain}: matching devices are in pool {ident}, which is invalid: {reason}",
+                Stage.DEVICES, Verdict.BROKEN, Owner.DRIVER, blocking=blocking,
+                hint="report the invalid ResourceSlices to the driver's maintainers",
+                claim=c.key, request=f.request, pools=[p for p, _ in fr.invalid_pools],
+            )
+        return
+    if step == "taints":
+        before = f.count("node") or 0
+        ctx.add(
+            ReasonCode.TAINT_NOT_TOLERATED,
+            f"{chain}: {before} matching devices, all tainted (untolerated): {want} needed",
+            Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, blocking=blocking,
+            hint="add a toleration to the request, or wait until the taint is removed",
+            claim=c.key, request=f.request,
+        )
+        _near_miss_findings(ctx, c, fr)
+        return
+    verdict, owner = _STEP_VERDICT.get(step, (Verdict.NEVER, Owner.APPLICATION))
+    if step in ("inventory", "class") and (f.count(step) or 0) > 0:
+        owner = Owner.APPLICATION  # devices exist, the request asks for more than there are
+    code = ExplainCode.NO_MATCHING_DEVICES if not fr.matching else ExplainCode.NOT_ENOUGH_DEVICES
+    inventory = f.count("inventory") or 0
+    where = {
+        "inventory": f"the inventory has {inventory} device(s)" if inventory else "the inventory has no devices",
+        "class": f"{f.count('class') or 'no'} device(s) of class {f.device_class}",
+        "node": "the matching devices are all on nodes the pod cannot use",
+        "capacity": "no device has the requested capacity",
+    }.get(step, "")
+    if not where and step.startswith("selector-"):
+        where = f"selector #{step.split('-')[1]} leaves {f.count(step)} device(s)"
+    hint = ""
+    if step in ("inventory", "class") and (f.count(step) or 0) > 0:
+        hint = f"request at most {f.count(step)} device(s), or ask the platform team for more"
+    elif f.near_misses and f.near_misses[0].suggestion:
+        hint = f.near_misses[0].suggestion
+    elif f.near_misses:
+        hint = f"relax the condition {f.near_misses[0].message.split(';')[0]!r} fails"
+    else:
+        hint = "relax the request's selectors, or ask the platform team for such devices"
+    ctx.add(
+        code,
+        f"{chain}: {len(fr.matching)} device(s) match, {want} needed: {where}",
+        Stage.DEVICES, verdict, owner, blocking=blocking, hint=hint,
+        claim=c.key, request=f.request, matching=len(fr.matching), needed=needed, step=step,
+    )
+    _near_miss_findings(ctx, c, fr)
+
+
+def _near_miss_findings(ctx: _Ctx, c: _Claim, fr: FunnelResult) -> None:
+    for nm in fr.funnel.near_misses:
+        ctx.add(
+            ExplainCode.NEAR_MISS,
+            f"{nm.count} × {nm.product}: {nm.message}",
+            Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION, blocking=False,
+            hint=nm.suggestion, claim=c.key, request=fr.funnel.request, device=nm.example,
+            condition=nm.condition, count=nm.count,
+        )
+
+
+def _dynamic_shortfalls(
+    ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj], index: ClusterIndex
+) -> bool:
+    """Enough devices match, but not enough are free (in use, counters, capacity, fragmentation)."""
+    blocked = False
+    for c, results in per_request:
+        viable = [fr for fr in results if len(fr.matching) >= max(fr.funnel.needed, 1)]
+        needed_ok = [fr for fr in viable if _per_node_max(fr.available, usable)[0] >= max(fr.funnel.needed, 1)]
+        if needed_ok or not viable:
+            continue
+        blocked = True
+        fr = viable[0]
+        f = fr.funnel
+        needed = max(f.needed, 1)
+        chain = f"claim {c.key}, request {f.request}"
+        if len(fr.available) >= needed:
+            node_max, node = _per_node_max(fr.available, usable)
+            ctx.add(
+                ExplainCode.DEVICES_IN_USE,
+                f"{chain}: {len(fr.available)} matching devices are free, but at most {node_max} on one node"
+                f" ({node}); {needed} needed",
+                Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+                hint="wait for claims on a node to finish, or request fewer devices per pod",
+                claim=c.key, request=f.request, free=len(fr.available), perNodeMax=node_max, needed=needed,
+            )
+        elif fr.in_use:
+            _holders(ctx, fr, index)
+            starved = f", {len(fr.counter_blocked)} lack shared counters" if fr.counter_blocked else ""
+            ctx.add(
+                ExplainCode.DEVICES_IN_USE,
+                f"{chain}: {len(fr.matching)} devices match, {len(fr.in_use)} in use by "
+                f"{len(ctx.holders)} claim(s){starved}, {len(fr.available)} free; {needed} needed",
+                Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+                hint=_release_hint(ctx, needed - len(fr.available)),
+                claim=c.key, request=f.request, inUse=len(fr.in_use), free=len(fr.available), needed=needed,
+            )
+        elif fr.counter_blocked:
+            d, why = fr.counter_blocked[0]
+            _counter_holders(ctx, fr)
+            ctx.add(
+                ReasonCode.COUNTERS_EXHAUSTED,
+                f"{chain}: {len(fr.counter_blocked)} matching partitions lack shared counters "
+                f"(e.g. {d.ident}: {why}); other partitions of the same device are in use",
+                Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+                hint="wait for other partitions of the device to be released, or request a smaller partition",
+                claim=c.key, request=f.request, device=d.ident, blocked=len(fr.counter_blocked),
+            )
+        else:
+            ctx.add(
+                ReasonCode.CAPACITY_EXCEEDED,
+                f"{chain}: {len(fr.matching)} shared devices match, but none has the requested capacity left",
+                Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+                hint="wait for other shares to be released, or request less capacity",
+                claim=c.key, request=f.request,
+            )
+    return blocked
+
+
+def _holders(ctx: _Ctx, fr: FunnelResult, index: ClusterIndex) -> None:
+    index_holders: dict[str, list[Device]] = {}
+    objs: dict[str, Obj] = {}
+    for d in fr.in_use:
+        for cl in index.holders.get(d.key, ()):
+            k = key_of(cl)
+            index_holders.setdefault(k, []).append(d)
+            objs[k] = cl
+    out = []
+    for k, devs in index_holders.items():
+        cl = objs[k]
+        ns = namespace_of(cl)
+        pods = tuple(
+            f"{ns}/{r.get('name', '')}" for r in (cl.get("status") or {}).get("reservedFor") or []
+            if r.get("resource", "pods") == "pods"
+        )
+        out.append(Holder(k, pods, len(devs), ctx.inp.expected_release.get(k)))
+    out.sort(key=lambda h: (h.expected_release if h.expected_release is not None else float("inf"), -h.devices, h.claim))
+    ctx.holders = out
+
+
+def _counter_holders(ctx: _Ctx, fr: FunnelResult) -> None:
+    """Claims holding other partitions that draw on the same counter sets."""
+    sets = {(d.driver, d.pool, name) for d, _ in fr.counter_blocked for name, _ in d.consumes}
+    held: dict[str, tuple[Obj, int]] = {}
+    for cl in ctx.inp.claims:
+        results = (((cl.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+        n = 0
+        for r in results:
+            for s in ctx.inp.slices:
+                spec = s.get("spec") or {}
+                if spec.get("driver") != r.get("driver") or (spec.get("pool") or {}).get("name") != r.get("pool"):
+                    continue
+                for dev in spec.get("devices") or []:
+                    if dev.get("name") == r.get("device") and any(
+                        (r.get("driver"), r.get("pool"), c.get("counterSet")) in sets
+                        for c in dev.get("consumesCounters") or []
+                    ):
+                        n += 1
+        if n:
+            held[key_of(cl)] = (cl, n)
+    ctx.holders = [
+        Holder(
+            k,
+            tuple(f"{namespace_of(cl)}/{r.get('name', '')}" for r in (cl.get("status") or {}).get("reservedFor") or []),
+            n,
+            ctx.inp.expected_release.get(k),
+        )
+        for k, (cl, n) in sorted(held.items())
+    ]
+
+
+def _release_hint(ctx: _Ctx, missing: int) -> str:
+    timed = [h for h in ctx.holders if h.expected_release is not None]
+    if timed:
+        freed = 0
+        for h in timed:
+            freed += h.devices
+            if freed >= missing:
+                when = h.expected_release
+                now = ctx.inp.now
+                rel = f"t={when:g}s" if now is None else f"in {max(0.0, (when or 0) - now):g}s (t={when:g}s)"
+                return f"enough devices are expected back {rel}, when {h.claim} ends"
+    return "wait for the holding claims to finish, or preempt lower-priority work"
+
+
+def _run_allocator(
+    ctx: _Ctx,
+    pending: list[_Claim],
+    per_request: list[tuple[_Claim, list[FunnelResult]]],
+    usable: list[Obj],
+    inv: Inventory,
+    index: ClusterIndex,
+) -> None:
+    """Counting says the pod could fit: ask the allocator on the most promising nodes."""
+    by_name = {name_of(n): n for n in usable}
+    score: dict[str, int] = {}
+    for _, results in per_request:
+        for fr in results:
+            for d in fr.available:
+                for n in device_nodes(d, usable) if not (d.slice.node_name or d.node_name) else [d.slice.node_name or d.node_name]:
+                    score[n] = score.get(n, 0) + 1
+    candidates = [n for n, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0])) if n in by_name]
+    if not candidates:
+        candidates = sorted(by_name)
+    inv.state = index.state  # the same allocated claims; allocate() never modifies it
+    claims = [dict(c.obj) for c in pending if c.obj is not None]
+    first_failure: tuple[str, Trace, str, str] | None = None
+    tried = 0
+    for name in candidates[:MAX_ALLOCATOR_NODES]:
+        tried += 1
+        out = allocate(
+            node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
+            timeout=ctx.timeout, inventory=inv,
+        )
+        trace = Trace()
+        if out.status == "unsatisfiable" and first_failure is None:
+            # Tracing costs a reason per device of the cluster: only for the node we report on.
+            out = allocate(
+                node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
+                timeout=ctx.timeout, trace=trace, inventory=inv,
+            )
+        if out.status == "allocated":
+            ctx.placement = name
+            ctx.add(
+                ExplainCode.FITS,
+                f"the allocator finds devices for every claim on node {name}",
+                Stage.DEVICES, Verdict.OK, Owner.PLATFORM, blocking=False,
+                placed=[f"{r['request']}: {r['driver']}/{r['pool']}/{r['device']}" for a in out.results for r in a["devices"]["results"]],
+            )
+            return
+        if first_failure is None:
+            first_failure = (name, trace, out.status, out.message)
+    assert first_failure is not None
+    node, trace, status, message = first_failure
+    if status == "error":
+        if message.startswith("timed out"):
+            ctx.add(ExplainCode.ALLOCATION_TIMEOUT, f"allocation on node {node} {message}",
+                    Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+                    hint="simplify the request (fewer devices, fewer constraints); 1.35 searches factorially")
+        else:
+            ctx.add(ExplainCode.ALLOCATION_ERROR, f"allocation on node {node} failed: {message}",
+                    Stage.DEVICES, Verdict.BROKEN, Owner.APPLICATION,
+                    hint="fix the claim; the scheduler reports this error on every attempt", error=message)
+        return
+    codes = trace.codes()
+    constraint = [r for r in trace.reasons if r.code in (ReasonCode.CONSTRAINT_MISMATCH, ReasonCode.MISSING_ATTRIBUTE)]
+    if constraint:
+        never = _fails_when_empty(ctx, pending, usable, candidates[:MAX_ALLOCATOR_NODES])
+        first = constraint[0]
+        ctx.partial = _partial(ctx, pending, by_name[node], inv)
+        desc = str(first.detail.get("constraint") or "a claim constraint")
+        ctx.add(
+            ExplainCode.CONSTRAINTS_UNSATISFIABLE,
+            f"claim {first.claim}: enough devices match, but {desc} cannot hold for all of them together"
+            f" on any of {tried} node(s) tried" + (" (even with every device free)" if never else ""),
+            Stage.DEVICES, Verdict.NEVER if never else Verdict.WAITING, Owner.APPLICATION if never else Owner.PLATFORM,
+            hint=(
+                "relax the constraint or request fewer devices; this topology does not exist on any node"
+                if never
+                else "wait for devices that satisfy the constraint together to be freed"
+            ),
+            claim=first.claim, request=first.request, example=first.message,
+        )
+        return
+    for code, verdict in (
+        (ReasonCode.COUNTERS_EXHAUSTED, Verdict.WAITING),
+        (ReasonCode.CAPACITY_EXCEEDED, Verdict.WAITING),
+        (ReasonCode.TAINT_NOT_TOLERATED, Verdict.WAITING),
+        (ReasonCode.DEVICE_IN_USE, Verdict.WAITING),
+    ):
+        if code in codes:
+            r = next(x for x in trace.reasons if x.code == code)
+            ctx.add(code, f"allocation on node {node}: {r.message}", Stage.DEVICES, verdict, Owner.PLATFORM,
+                    hint=r.hint or "wait for devices to be freed", claim=r.claim, request=r.request, device=r.device)
+            return
+    ctx.add(ExplainCode.NOT_ENOUGH_DEVICES, f"the allocator cannot place the claims on node {node}: {message}",
+            Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint="see the allocator trace: drakit allocate --node " + node)
+
+
+def _fails_when_empty(ctx: _Ctx, pending: list[_Claim], usable: list[Obj], nodes: list[str]) -> bool:
+    """Would the claims fail on these nodes even if nothing were allocated?"""
+    empty = Inventory(ctx.inp.slices, ctx.inp.classes)
+    by_name = {name_of(n): n for n in usable}
+    claims = [dict(c.obj) for c in pending if c.obj is not None]
+    for name in nodes:
+        out = allocate(node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
+                       timeout=ctx.timeout, inventory=empty)
+        if out.status == "allocated":
+            return False
+    return True
+
+
+def _partial(ctx: _Ctx, pending: list[_Claim], node: Obj, inv: Inventory) -> Partial | None:
+    """The largest prefix of one claim's requests (and count of the next) that fits on ``node``."""
+    for c in pending:
+        if c.obj is None:
+            continue
+        spec = (c.obj.get("spec") or {}).get("devices") or {}
+        requests = list(spec.get("requests") or [])
+        if not requests:
+            continue
+        full = allocate(node=node, slices=(), classes=(), claims=[dict(c.obj)], features=ctx.features,
+                        timeout=ctx.timeout, inventory=inv)
+        if full.status == "allocated":
+            continue
+        best: tuple[Any, ...] = ()
+        missing = ""
+        for k in range(len(requests) - 1, -1, -1):
+            # keep requests[:k] whole, and as much of requests[k] as fits
+            target = requests[k]
+            exact = target.get("exactly") or {}
+            counts = list(range(int(exact.get("count") or 1) - 1, 0, -1)) if exact and exact.get("allocationMode", "ExactCount") == "ExactCount" else []
+            for n in [*counts, 0]:
+                trial = copy.deepcopy(dict(c.obj))
+                reqs = copy.deepcopy(requests[:k])
+                if n:
+                    part = copy.deepcopy(target)
+                    part["exactly"]["count"] = n
+                    reqs.append(part)
+                if not reqs:
+                    continue
+                names = {r.get("name") for r in reqs}
+                trial["spec"]["devices"]["requests"] = reqs
+                trial["spec"]["devices"]["constraints"] = [
+                    {**con, "requests": [r for r in con.get("requests") or [] if r.split("/")[0] in names]}
+                    for con in spec.get("constraints") or []
+                    if not con.get("requests") or any(r.split("/")[0] in names for r in con.get("requests") or [])
+                ]
+                trial["spec"]["devices"].pop("config", None)
+                out = allocate(node=node, slices=(), classes=(), claims=[trial], features=ctx.features,
+                               timeout=ctx.timeout, inventory=inv)
+                if out.status == "allocated":
+                    best = tuple(
+                        (r["request"], f"{r['driver']}/{r['pool']}/{r['device']}")
+                        for r in out.results[0]["devices"]["results"]
+                    )
+                    total = int(exact.get("count") or 1) if exact else 1
+                    missing = (
+                        f"request {target.get('name')}: {n} of {total} devices fit together"
+                        if n
+                        else f"request {target.get('name')} cannot be added"
+                    )
+                    break
+            if best:
+                break
+        return Partial(name_of(node), c.key, best, missing or "no request fits on its own")
+    return None
+
+
+# --- 7. node preparation ----------------------------------------------------------------------
+
+_PREPARE = (
+    (re.compile(r"DRA driver (\S+) is not registered"), ExplainCode.DRIVER_NOT_REGISTERED, Verdict.BROKEN, Owner.DRIVER,
+     "check the driver's kubelet plugin (DaemonSet pod) on node {node}"),
+    (re.compile(r"is not allowed to use ResourceClaim"), ExplainCode.NOT_RESERVED_FOR_POD, Verdict.BROKEN, Owner.PLATFORM,
+     "the pod bypassed the scheduler (spec.nodeName preset) or its reservation was removed; recreate the pod without nodeName"),
+    (re.compile(r"ResourceClaim not created yet"), ExplainCode.CLAIM_NOT_CREATED, Verdict.WAITING, Owner.PLATFORM,
+     "wait for the claim controller"),
+)
+
+
+def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str) -> None:
+    events = [
+        e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod))
+        if e.get("reason") == "FailedPrepareDynamicResources"
+    ]
+    if events:
+        msg = str(events[-1].get("message") or "")
+        for pattern, code, verdict, owner, hint in _PREPARE:
+            m = pattern.search(msg)
+            if m:
+                ctx.add(code, f"node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
+                        verdict, owner, hint=hint.format(node=node), event=msg,
+                        driver=m.group(1) if m.groups() else "")
+                return
+        ctx.add(ExplainCode.PREPARE_FAILED, f"node {node}: kubelet cannot prepare the devices: {msg}",
+                Stage.NODE_PREPARE, Verdict.BROKEN, Owner.DRIVER,
+                hint=f"check the driver's kubelet plugin logs on node {node}", event=msg)
+        return
+    for c in claims:
+        if c.obj is not None and _binding(ctx, c.obj, c.key):
+            return
+    for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod)):
+        if e.get("reason") == "BindingConditionsPending":
+            ctx.add(ExplainCode.BINDING_CONDITIONS_PENDING, f"node {node}: {e.get('message') or 'waiting for binding conditions'}",
+                    Stage.NODE_PREPARE, Verdict.WAITING, Owner.DRIVER,
+                    hint="the device's controller must report the binding conditions as True")
+            return
+    ctx.add(ExplainCode.ALLOCATED, f"every claim is allocated and the pod is bound to node {node}; "
+            "no preparation failure reported", Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
+
+
+def _binding(ctx: _Ctx, claim: Obj, key: str) -> bool:
+    """Binding conditions of allocated devices that are not yet (or never will be) met."""
+    status = claim.get("status") or {}
+    conds: dict[tuple[str, str, str], dict[str, str]] = {}
+    for ds in status.get("devices") or []:
+        conds[(ds.get("driver", ""), ds.get("pool", ""), ds.get("device", ""))] = {
+            c.get("type", ""): c.get("status", "") for c in ds.get("conditions") or []
+        }
+    for r in ((status.get("allocation") or {}).get("devices") or {}).get("results") or []:
+        key3 = (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+        have = conds.get(key3, {})
+        failed = [t for t in r.get("bindingFailureConditions") or [] if have.get(t) == "True"]
+        ident = "/".join(key3)
+        if failed:
+            ctx.add(ExplainCode.BINDING_FAILED, f"claim {key}: device {ident} reports binding failure {failed[0]}",
+                    Stage.NODE_PREPARE, Verdict.BROKEN, Owner.DRIVER, claim=key, device=ident,
+                    hint="the scheduler deallocates and retries; check the device's controller")
+            return True
+        waiting = [t for t in r.get("bindingConditions") or [] if have.get(t) != "True"]
+        if waiting:
+            ctx.add(ExplainCode.BINDING_CONDITIONS_PENDING,
+                    f"claim {key}: device {ident} waits for binding condition(s) {', '.join(waiting)}",
+                    Stage.NODE_PREPARE, Verdict.WAITING, Owner.DRIVER, claim=key, device=ident,
+                    hint="the device's controller must set them to True (timeout: 600 s by default)")
+            return True
+    return False

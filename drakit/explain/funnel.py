@@ -1,0 +1,681 @@
+"""The unsatisfiable funnel: per request, how many devices survive each condition, and near misses.
+
+The allocator answers per node and stops at the first rejection; a person asking "why does my
+job wait" needs the cluster-wide picture instead: of the devices of the class, how many pass
+each selector, how many of those sit on a node the pod may use, how many are untainted, free,
+and not starved of shared counters or capacity.  Steps are cumulative; a device that fails
+exactly one *static* condition (a selector term, capacity, node, taints) is a near miss and is
+explained with the numbers (:mod:`drakit.explain.probe`).
+
+Performance: a selector is evaluated once per distinct *projection* of the device (the fields
+the expression reads), so 40,000 identical GPUs cost a handful of CEL evaluations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from drakit.allocator import cel
+from drakit.allocator.inventory import Device, Inventory, Slice, node_matches
+from drakit.allocator.state import AllocatedState, DeviceKey
+from drakit.explain import amounts
+from drakit.explain.diagnosis import Funnel, FunnelStep, NearMiss
+from drakit.explain.probe import MissingKey, Probe, Unknown, project, projection, split_terms
+from drakit.features import Features
+
+Obj = Mapping[str, Any]
+MAX_NEAR_MISS_GROUPS = 4  # beyond four different near-miss stories a reader stops reading
+LABEL_WIDTH = 44  # funnel labels are cut to fit an 80-column table row
+
+
+# --- requests -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    """One request or firstAvailable alternative, in the shape the funnel needs."""
+
+    claim: str  # "ns/name"
+    name: str  # "req" or "req/sub"
+    class_name: str
+    selectors: tuple[str, ...]
+    mode: str
+    count: int
+    admin: bool
+    tolerations: tuple[Obj, ...]
+    capacity: Mapping[str, str] | None
+    index: int  # request index in the claim
+    alternative: int = -1  # index within firstAvailable, -1 for a plain request
+
+    @property
+    def parent(self) -> str:
+        return self.name.split("/", 1)[0]
+
+
+def claim_requests(claim: Obj, label: str) -> list[list[RequestSpec]]:
+    """Per request of the claim, its alternatives (one entry for a plain ``exactly`` request)."""
+    out: list[list[RequestSpec]] = []
+    for ri, request in enumerate(((claim.get("spec") or {}).get("devices") or {}).get("requests") or []):
+        name = str(request.get("name") or "")
+        subs = request.get("firstAvailable") or []
+        if subs:
+            out.append([_spec(label, f"{name}/{s.get('name', '')}", s, ri, si) for si, s in enumerate(subs)])
+        else:
+            out.append([_spec(label, name, request.get("exactly") or {}, ri, -1)])
+    return out
+
+
+def _spec(label: str, name: str, raw: Obj, index: int, alternative: int) -> RequestSpec:
+    mode = str(raw.get("allocationMode") or "ExactCount")
+    count = int(raw.get("count") or 0) if mode == "All" else int(raw.get("count") or 1)
+    caps = (raw.get("capacity") or {}).get("requests") if raw.get("capacity") is not None else None
+    return RequestSpec(
+        claim=label,
+        name=name,
+        class_name=str(raw.get("deviceClassName") or ""),
+        selectors=tuple(
+            str(((s or {}).get("cel") or {}).get("expression", "")) for s in raw.get("selectors") or []
+        ),
+        mode=mode,
+        count=count,
+        admin=bool(raw.get("adminAccess")) and alternative < 0,
+        tolerations=tuple(raw.get("tolerations") or ()),
+        capacity={str(k): str(v) for k, v in caps.items()} if caps else None,
+        index=index,
+        alternative=alternative,
+    )
+
+
+# --- the cluster index ----------------------------------------------------------------------
+
+
+def tolerates(tol: Obj, taint: Obj) -> bool:
+    """core/v1 toleration semantics (shared by device and node taints)."""
+    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
+        return False
+    op = tol.get("operator") or "Equal"
+    if not tol.get("key"):
+        return op == "Exists"
+    if tol.get("key") != taint.get("key"):
+        return False
+    if op == "Exists":
+        return True
+    return (tol.get("value") or "") == (taint.get("value") or "")
+
+
+@dataclass
+class PoolHealth:
+    incomplete: bool = False
+    invalid: str = ""
+    counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
+
+
+class ClusterIndex:
+    """Devices of the current pool generations, pool health, reach from nodes, use.
+
+    Built once per diagnosis (or kept by a caller that explains many pods of one state).
+    """
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        features: Features,
+        allocated_claims: Iterable[Obj],
+        taint_rules: Sequence[Obj] = (),
+    ) -> None:
+        self.inv = inventory
+        self.features = features
+        self.pools: dict[tuple[str, str], PoolHealth] = {}
+        self.devices: list[Device] = []
+        self._pool_devices(inventory.slices)
+        self.extra_taints = self._rule_taints(taint_rules) if features.device_taints else {}
+        self.state = AllocatedState()
+        self.holders: dict[DeviceKey, list[Obj]] = {}
+        for c in allocated_claims:
+            self.state.add_claim(c, consumable=features.consumable_capacity)
+            for r in ((((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")) or []:
+                if r.get("adminAccess"):
+                    continue
+                key = (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+                self.holders.setdefault(key, []).append(c)
+        self._available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+
+    def _pool_devices(self, slices: Sequence[Slice]) -> None:
+        by_pool: dict[tuple[str, str], list[Slice]] = {}
+        for s in slices:
+            by_pool.setdefault((s.driver, s.pool), []).append(s)
+        for pid, group in sorted(by_pool.items()):
+            top = max(s.generation for s in group)
+            current = [s for s in group if s.generation == top]
+            health = PoolHealth()
+            if len(current) != (current[0].count or 1):
+                health.incomplete = True
+            names: set[str] = set()
+            for s in current:
+                for d in s.devices:
+                    if d.name in names and not health.invalid:
+                        health.invalid = f"duplicate device name {d.name}"
+                    names.add(d.name)
+                for cs in s.shared_counters:
+                    health.counter_sets[str(cs.get("name", ""))] = {
+                        cn: amounts.value(str((cv or {}).get("value", "0")))
+                        for cn, cv in (cs.get("counters") or {}).items()
+                    }
+            self.pools[pid] = health
+            for s in sorted(current, key=lambda s: s.name):
+                self.devices.extend(s.devices)
+
+    @staticmethod
+    def _rule_taints(rules: Sequence[Obj]) -> dict[DeviceKey | tuple[str, str, None] | tuple[str, None, None], list[Obj]]:
+        out: dict[Any, list[Obj]] = {}
+        for rule in rules:
+            spec = rule.get("spec") or {}
+            sel = spec.get("deviceSelector") or {}
+            key = (sel.get("driver"), sel.get("pool"), sel.get("device"))
+            out.setdefault(key, []).append(spec.get("taint") or {})
+        return out
+
+    def taints(self, d: Device) -> list[Obj]:
+        """Device taints plus DeviceTaintRule taints (only with DRADeviceTaints)."""
+        if not self.features.device_taints:
+            return []
+        found = list(d.taints)
+        for (drv, pool, dev), taints in self.extra_taints.items():
+            if (drv in (None, d.driver)) and (pool in (None, d.pool)) and (dev in (None, d.name)):
+                found.extend(taints)
+        return [t for t in found if t.get("effect") in ("NoSchedule", "NoExecute")]
+
+    # -- counters ---------------------------------------------------------------------------
+
+    def counters_left(self, d: Device) -> str:
+        """Empty if the device's shared counters are still available, else which counter is short."""
+        if not d.consumes:
+            return ""
+        pid = (d.driver, d.pool)
+        avail = self._available.get(pid)
+        if avail is None:
+            health = self.pools.get(pid, PoolHealth())
+            avail = {n: dict(c) for n, c in health.counter_sets.items()}
+            for other in self.devices:
+                if (other.driver, other.pool) != pid or not other.consumes:
+                    continue
+                if not self.state.is_allocated(other.key):
+                    continue
+                for set_name, counters in other.consumes:
+                    for cn, v in counters:
+                        if set_name in avail and cn in avail[set_name]:
+                            avail[set_name][cn] -= _exact(v)
+            self._available[pid] = avail
+        for set_name, counters in d.consumes:
+            for cn, raw in counters:
+                v = _exact(raw)
+                left = avail.get(set_name, {}).get(cn, Fraction(0))
+                if left < v:
+                    return f"counter {cn} of {set_name}: needs {amounts.human(v)}, {amounts.human(max(left, Fraction(0)))} left"
+        return ""
+
+    def capacity_left(self, d: Device, req: RequestSpec) -> bool:
+        """A shared (multi-allocatable) device still has the requested capacity."""
+        agg = self.state.capacity.get(d.key)
+        if not agg:
+            return True
+        for name, entry in d.capacity.items():
+            short = name.rsplit("/", 1)[-1]
+            asked = None
+            for k, v in (req.capacity or {}).items():
+                if k.rsplit("/", 1)[-1] == short:
+                    asked = amounts.value(v)
+            if asked is None:
+                policy = entry.policy or {}
+                asked = amounts.value(str(policy["default"])) if policy.get("default") is not None else _exact(entry.value)
+            used = sum((_exact(v) for k, v in agg.items() if k.rsplit("/", 1)[-1] == short), Fraction(0))
+            if used + asked > _exact(entry.value):
+                return False
+        return True
+
+
+# --- selector evaluation ----------------------------------------------------------------------
+
+
+class RuntimeFailure:
+    """A CEL runtime error for one device (the whole pod is blocked by it)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+class Selectors:
+    """Compiled selectors and their outcomes per device projection (see the module docstring)."""
+
+    def __init__(self, inventory: Inventory, features: Features) -> None:
+        self.inv = inventory
+        self.features = features
+        self.probe = Probe()
+        self._refs: dict[str, tuple[Any, ...] | None] = {}
+        self._projected: dict[tuple[Any, int], Hashable] = {}
+        self._scope: tuple[Any, ...] | None = None
+        self._results: dict[tuple[str, Hashable], bool | RuntimeFailure] = {}
+        self._terms: dict[str, list[str]] = {}
+
+    def compiled(self, expression: str) -> Any:
+        return self.inv.compiled(expression, self.features)
+
+    def scope(self, expressions: Sequence[str]) -> None:
+        """Key every device by the fields *all* of ``expressions`` read (one projection per device).
+
+        A finer key than each expression's own is still correct, and one projection per device
+        instead of one per expression is what keeps 40,000 devices cheap.
+        """
+        union: set[Any] = set()
+        for e in expressions:
+            if e not in self._refs:
+                self._refs[e] = projection(e)
+            refs = self._refs[e]
+            if refs is None:
+                self._scope = None
+                return
+            union.update(refs)
+        self._scope = tuple(sorted(union, key=lambda r: (r[0], r[1], r[2] or "")))
+
+    def _key(self, expression: str, d: Device) -> Hashable:
+        refs = self._scope
+        if refs is None:
+            if expression not in self._refs:
+                self._refs[expression] = projection(expression)
+            refs = self._refs[expression]
+        if refs is None:
+            return id(d)
+        memo = (refs, id(d))  # selectors and their terms often read the same fields
+        key = self._projected.get(memo)
+        if key is None:
+            key = self._projected[memo] = project(refs, d.driver, d.raw)
+        return key
+
+    def projection_key(self, expression: str, d: Device) -> Hashable:
+        """Equal for devices that ``expression`` cannot tell apart."""
+        return self._key(expression, d)
+
+    def outcome(self, expression: str, d: Device) -> bool | RuntimeFailure:
+        """The real CEL result (True/False) or the runtime error, cached by projection."""
+        key = (expression, self._key(expression, d))
+        hit = self._results.get(key)
+        if hit is None:
+            compiled = self.compiled(expression)
+            if getattr(compiled, "error", None) is not None:
+                hit = RuntimeFailure("selector does not compile")
+            else:
+                # A fresh view per evaluation: a shared one carried state from one expression
+                # into the next in the selectors module (see the report); projections keep
+                # the number of views small anyway.
+                view = cel.device_view(d.driver, d.raw)
+                try:
+                    hit = bool(compiled.evaluate(view))
+                except Exception as e:  # the CEL layer's runtime errors
+                    hit = RuntimeFailure(cel.error_message(e))
+            self._results[key] = hit
+        return hit
+
+    def terms(self, expression: str) -> list[str]:
+        if expression not in self._terms:
+            self._terms[expression] = split_terms(expression)
+        return self._terms[expression]
+
+    def term_true(self, term: str, d: Device) -> bool:
+        """One conjunct: the probe first, the real evaluator when the probe cannot tell."""
+        key = ("term:" + term, self._key(term, d))
+        hit = self._results.get(key)
+        if hit is None:
+            try:
+                hit = self.probe.evaluate(term, d.driver, d.raw)
+            except MissingKey:
+                hit = False
+            except Unknown:
+                out = self.outcome(term, d)
+                hit = out if isinstance(out, bool) else False
+            self._results[key] = hit
+        return bool(hit)
+
+
+# --- the funnel -------------------------------------------------------------------------------
+
+
+@dataclass
+class FunnelResult:
+    """A funnel plus what later stages need: which devices pass, runtime errors, holders."""
+
+    funnel: Funnel
+    matching: list[Device]  # pass every static condition
+    available: list[Device]  # ... and free, with counters and capacity left
+    in_use: list[Device]  # matching but held by another claim
+    counter_blocked: list[tuple[Device, str]]
+    runtime_error: tuple[str, int, Device, str] | None = None  # (class|request, selector#, device, msg)
+    incomplete_pools: tuple[str, ...] = ()
+    invalid_pools: tuple[tuple[str, str], ...] = ()
+
+
+def _short(text: str, width: int = LABEL_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def product_of(d: Device) -> str:
+    """What a person calls the device: productName/model attribute, else the device name."""
+    attrs = d.raw.get("attributes") or {}
+    for key in ("productName", "model", "product", "type"):
+        for k in (key, f"{d.driver}/{key}"):
+            v = attrs.get(k)
+            if isinstance(v, Mapping) and v.get("string"):
+                return str(v["string"])
+    return d.name
+
+
+def build_funnel(
+    req: RequestSpec,
+    device_class: Obj,
+    index: ClusterIndex,
+    selectors: Selectors,
+    reachable: Mapping[int, bool],
+    *,
+    own_devices: frozenset[DeviceKey] = frozenset(),
+) -> FunnelResult:
+    """Count devices step by step for one request (``reachable``: id(slice or device) -> bool)."""
+    class_exprs = [
+        str(((s or {}).get("cel") or {}).get("expression", ""))
+        for s in (device_class.get("spec") or {}).get("selectors") or []
+    ]
+    # Static conditions, each a list of (step key, label, terms); a term is (expression, whole?)
+    devices = index.devices
+    steps: list[FunnelStep] = [FunnelStep("inventory", "devices in the inventory", len(devices), 0)]
+    runtime_error: tuple[str, int, Device, str] | None = None
+
+    # 1. class and request selectors, evaluated in order with short-circuit (as the allocator does).
+    selectors.scope([*class_exprs, *req.selectors])
+    class_pass: list[Device] = []
+    for d in devices:
+        ok = True
+        for i, expr in enumerate(class_exprs):
+            out = selectors.outcome(expr, d)
+            if isinstance(out, RuntimeFailure):
+                if runtime_error is None and _reachable(d, reachable) and d.key not in index.state.devices:
+                    runtime_error = ("class", i, d, out.message)
+                ok = False
+            elif not out:
+                ok = False
+            if not ok:
+                break
+        if ok:
+            class_pass.append(d)
+    label = f"of class {req.class_name}"
+    steps.append(FunnelStep("class", label, len(class_pass), len(devices) - len(class_pass)))
+    current = class_pass
+    for i, expr in enumerate(req.selectors):
+        kept: list[Device] = []
+        for d in current:
+            out = selectors.outcome(expr, d)
+            if isinstance(out, RuntimeFailure):
+                if runtime_error is None and _reachable(d, reachable) and d.key not in index.state.devices:
+                    runtime_error = ("request", i, d, out.message)
+            elif out:
+                kept.append(d)
+        steps.append(FunnelStep(f"selector-{i}", f"selector: {_short(expr)}", len(kept), len(current) - len(kept)))
+        current = kept
+
+    # 2. static capacity (the device has the capacity and enough of it in total).
+    if req.capacity:
+        kept = [d for d in current if _capacity_fits(d, req) == ""]
+        asked = ", ".join(f"{k} {v}" for k, v in req.capacity.items())
+        steps.append(FunnelStep("capacity", f"with capacity {asked}", len(kept), len(current) - len(kept)))
+        current = kept
+
+    # 3. reachable from a node the pod may use.
+    kept = [d for d in current if _reachable(d, reachable)]
+    steps.append(FunnelStep("node", "on a node the pod may use", len(kept), len(current) - len(kept)))
+    current = kept
+
+    # 4. pool health (only shown when some pool is unhealthy).
+    incomplete = sorted({f"{d.driver}/{d.pool}" for d in current if index.pools[(d.driver, d.pool)].incomplete})
+    invalid = sorted(
+        {(f"{d.driver}/{d.pool}", index.pools[(d.driver, d.pool)].invalid) for d in current if index.pools[(d.driver, d.pool)].invalid}
+    )
+    if incomplete or invalid:
+        kept = [
+            d for d in current
+            if not index.pools[(d.driver, d.pool)].incomplete and not index.pools[(d.driver, d.pool)].invalid
+        ]
+        steps.append(FunnelStep("pool", "in a complete, valid pool", len(kept), len(current) - len(kept)))
+        current = kept
+
+    # 5. taints (only with DRADeviceTaints, and only shown when some candidate is tainted).
+    if index.features.device_taints and any(index.taints(d) for d in current):
+        kept = [d for d in current if not _untolerated(index.taints(d), req.tolerations)]
+        steps.append(FunnelStep("taints", "not tainted, or tolerated", len(kept), len(current) - len(kept)))
+        current = kept
+    matching = current
+
+    # 6. free: not held by another claim (admin access ignores use).
+    in_use: list[Device] = []
+    if req.admin:
+        steps.append(FunnelStep("free", "free (admin access ignores use)", len(current), 0))
+    else:
+        kept = []
+        for d in current:
+            if d.key in index.state.devices and d.key not in own_devices:
+                in_use.append(d)
+            else:
+                kept.append(d)
+        steps.append(FunnelStep("free", "free (not allocated to a claim)", len(kept), len(in_use)))
+        current = kept
+
+    # 7. shared counters (partitionable devices) still available.
+    blocked: list[tuple[Device, str]] = []
+    if index.features.partitionable_devices and any(d.consumes for d in current):
+        kept = []
+        for d in current:
+            why = index.counters_left(d)
+            if why:
+                blocked.append((d, why))
+            else:
+                kept.append(d)
+        steps.append(FunnelStep("counters", "with shared counters left", len(kept), len(blocked)))
+        current = kept
+
+    # 8. capacity left on shared devices.
+    if index.features.consumable_capacity and any(d.allow_multiple for d in current):
+        kept = [d for d in current if index.capacity_left(d, req)]
+        steps.append(FunnelStep("capacity-left", "with capacity left", len(kept), len(current) - len(kept)))
+        current = kept
+
+    needed = req.count if req.mode != "All" else 0
+    short = len(matching) < max(needed, 1)
+    near = (
+        _near_misses(req, class_exprs, class_pass, devices, index, selectors, reachable)
+        if short
+        else ()
+    )
+    funnel = Funnel(
+        claim=req.claim,
+        request=req.name,
+        device_class=req.class_name,
+        needed=needed,
+        mode=req.mode,
+        steps=tuple(steps),
+        near_misses=near,
+        admin_access=req.admin,
+    )
+    return FunnelResult(
+        funnel=funnel,
+        matching=matching,
+        available=current,
+        in_use=in_use,
+        counter_blocked=blocked,
+        runtime_error=runtime_error,
+        incomplete_pools=tuple(incomplete),
+        invalid_pools=tuple(invalid),
+    )
+
+
+def _reachable(d: Device, reachable: Mapping[int, bool]) -> bool:
+    if d.slice.per_device:
+        return reachable.get(id(d), False)
+    return reachable.get(id(d.slice), False)
+
+
+def _untolerated(taints: Sequence[Obj], tolerations: Sequence[Obj]) -> Obj | None:
+    for t in taints:
+        if not any(tolerates(tol, t) for tol in tolerations):
+            return t
+    return None
+
+
+def _exact(v: Any) -> Fraction:
+    """A Fraction from whatever amount type the allocator's index hands out."""
+    exact = getattr(v, "exact", None)
+    return exact() if callable(exact) else Fraction(v)
+
+
+def _capacity_entry(d: Device, name: str) -> Any:
+    """The device capacity ``name`` (short or qualified with the driver's domain), or None."""
+    caps = d.capacity
+    short = name.split("/", 1)[1] if name.startswith(d.driver + "/") else name
+    for key in (name, short, f"{d.driver}/{short}"):
+        if key in caps:
+            return caps[key]
+    return None
+
+
+def _capacity_fits(d: Device, req: RequestSpec) -> str:
+    for name, asked in (req.capacity or {}).items():
+        entry = _capacity_entry(d, name)
+        if entry is None:
+            return f"no capacity {name}"
+        if amounts.value(asked) > _exact(entry.value):
+            return f"{name} {entry.value_text}; the request asks {asked}"
+    return ""
+
+
+def reach_map(
+    index: ClusterIndex, nodes: Sequence[Obj]
+) -> dict[int, bool]:
+    """id(slice) (or id(device) under per-device selection) -> reachable from one of ``nodes``."""
+    names = {(n.get("metadata") or {}).get("name", "") for n in nodes}
+    out: dict[int, bool] = {}
+    seen: set[int] = set()
+    for d in index.devices:
+        s = d.slice
+        if s.per_device:
+            out[id(d)] = _any_node(nodes, names, d.node_name, d.all_nodes, d.node_selector)
+        elif id(s) not in seen:
+            seen.add(id(s))
+            out[id(s)] = _any_node(nodes, names, s.node_name, s.all_nodes, s.node_selector)
+    return out
+
+
+def _any_node(
+    nodes: Sequence[Obj], names: set[str], node_name: str, all_nodes: bool, selector: Obj | None
+) -> bool:
+    if node_name:
+        return node_name in names
+    if all_nodes:
+        return bool(nodes)
+    if selector is not None:
+        return any(node_matches(n, "", False, selector) for n in nodes)
+    return False
+
+
+def device_nodes(d: Device, nodes: Sequence[Obj]) -> list[str]:
+    """Names of the ``nodes`` a device can be used from."""
+    s = d.slice
+    node_name, all_nodes, selector = (
+        (d.node_name, d.all_nodes, d.node_selector) if s.per_device else (s.node_name, s.all_nodes, s.node_selector)
+    )
+    if node_name:
+        return [node_name]
+    return [
+        str((n.get("metadata") or {}).get("name", ""))
+        for n in nodes
+        if node_matches(n, node_name, all_nodes, selector)
+    ]
+
+
+# --- near misses ------------------------------------------------------------------------------
+
+
+def _near_misses(
+    req: RequestSpec,
+    class_exprs: Sequence[str],
+    class_pass: Sequence[Device],
+    devices: Sequence[Device],
+    index: ClusterIndex,
+    selectors: Selectors,
+    reachable: Mapping[int, bool],
+) -> tuple[NearMiss, ...]:
+    """Devices failing exactly one static condition, grouped by the story that explains them.
+
+    Among the devices of the class when there are any (a NIC failing ``device.driver == ...``
+    is no near miss of a GPU request); otherwise among all devices, against the class terms.
+    """
+    pool: Sequence[Device] = class_pass if class_pass else devices
+    conditions: list[tuple[str, str]] = []  # (step key, term expression)
+    if not class_pass:
+        for expr in class_exprs:
+            conditions.extend(("class", t) for t in selectors.terms(expr))
+    for i, expr in enumerate(req.selectors):
+        conditions.extend((f"selector-{i}", t) for t in selectors.terms(expr))
+    groups: dict[tuple[str, str, str, str], list[Device]] = {}
+    explained: dict[tuple[str, Hashable], tuple[str, str]] = {}
+    for d in pool:
+        failing: list[tuple[str, str]] = []
+        for key, term in conditions:
+            if not selectors.term_true(term, d):
+                failing.append((key, term))
+                if len(failing) > 1:
+                    break
+        if len(failing) > 1:
+            continue
+        extra: list[tuple[str, str]] = []
+        if req.capacity:
+            why = _capacity_fits(d, req)
+            if why:
+                extra.append(("capacity", why))
+        if not _reachable(d, reachable):
+            extra.append(("node", "not on a node the pod may use"))
+        bad = _untolerated(index.taints(d), req.tolerations)
+        if bad is not None:
+            extra.append(
+                ("taints", f"taint {bad.get('key', '')}={bad.get('value') or ''}:{bad.get('effect', '')} not tolerated")
+            )
+        if len(failing) + len(extra) != 1:
+            continue
+        if failing:
+            key, term = failing[0]
+            cache_key = (term, selectors.projection_key(term, d))
+            if cache_key not in explained:
+                explained[cache_key] = selectors.probe.explain(term, d.driver, d.raw)
+            message, hint = explained[cache_key]
+            if not message:
+                message = f"fails {_short(term, 60)}"
+        else:
+            key, message = extra[0]
+            hint = {
+                "node": "allow the pod on that node (nodeSelector, affinity, tolerations)",
+                "taints": "add a matching toleration to the request",
+                "capacity": "",
+            }[key]
+        groups.setdefault((key, product_of(d), message, hint), []).append(d)
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    return tuple(
+        NearMiss(
+            condition=key,
+            count=len(devs),
+            example=devs[0].ident,
+            product=product,
+            message=message,
+            suggestion=hint,
+        )
+        for (key, product, message, hint), devs in ranked[:MAX_NEAR_MISS_GROUPS]
+    )
