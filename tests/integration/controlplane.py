@@ -108,6 +108,8 @@ class ControlPlane:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
     gates: tuple[str, ...] = ()
+    # Extra command-line flags per component (e.g. the benchmark's client QPS); empty for tests.
+    extra_args: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def server(self) -> str:
@@ -270,6 +272,7 @@ class ControlPlane:
         return "--feature-gates=" + ",".join(f"{g}=true" for g in self.gates)
 
     def _spawn(self, name: str, args: list[str]) -> None:
+        args = [*args, *self.extra_args.get(name, ())]
         log = self.log_file(name).open("ab")
         try:
             self.procs[name] = subprocess.Popen(
@@ -413,7 +416,9 @@ class ControlPlane:
         raise ControlPlaneError(f"{name} not healthy at {url}: {last}")
 
 
-def start_control_plane(workdir: Path, *, binaries: Path | None = None) -> ControlPlane:
-    plane = ControlPlane(bin=binaries or bin_dir(), workdir=workdir)
+def start_control_plane(
+    workdir: Path, *, binaries: Path | None = None, extra_args: dict[str, tuple[str, ...]] | None = None
+) -> ControlPlane:
+    plane = ControlPlane(bin=binaries or bin_dir(), workdir=workdir, extra_args=dict(extra_args or {}))
     plane.start()
     return plane
