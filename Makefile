@@ -40,13 +40,14 @@ oracle: $(ORACLE_BIN)
 $(ORACLE_BIN): $(ORACLE_SRC)
 	cd oracle && $(GO) build -trimpath -o bin/dra-oracle ./cmd/dra-oracle
 
-# Differential run against the oracle with a fixed seed; every disagreement is shrunk and
-# written to tests/differential/regressions/<hash>.yaml, which tests replay from then on.
+# Bulk differential run against the oracle (seeded plain-random scenarios, 2 worker processes,
+# one long-lived oracle each); every distinct disagreement is shrunk and written to
+# tests/differential/regressions/<hash>.yaml, which tests replay from then on.
 N ?= 100000
 SEED ?= 20260701
+WORKERS ?= 2
 differential: $(ORACLE_BIN) venv
-	DRAKIT_DIFF_EXAMPLES=$(N) DRAKIT_DIFF_SEED=$(SEED) DRAKIT_DIFF_RECORD=1 \
-		$(PY) -m pytest -q -p no:cacheprovider tests/oracle/test_differential.py -k generated
+	$(PY) -m tests.differential.bulk --cases $(N) --seed $(SEED) --workers $(WORKERS)
 
 # --- the real control plane (see cluster/README.md) ---------------------------------------
 

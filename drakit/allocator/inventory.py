@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from drakit.allocator import quantity
-from drakit.allocator.state import AllocatedState, DeviceKey
+from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
 from drakit.features import Features
+from drakit.quantity import Quantity
 
 # --- node matching ----------------------------------------------------------------------------
 
@@ -90,12 +90,17 @@ def node_matches(
 
 @dataclass(eq=False)
 class CapacityEntry:
-    """One device capacity, keyed internally by its fully-qualified name."""
+    """One device capacity, keyed by its name exactly as the device publishes it."""
 
     status_name: str  # the name as the device publishes it (used in consumedCapacity)
-    value: Fraction
+    quantity: Quantity
     value_text: str
     policy: Mapping[str, Any] | None
+
+    @property
+    def value(self) -> Fraction:
+        """The exact amount (for readers that only compare numbers)."""
+        return self.quantity.exact()
 
 
 @dataclass(eq=False)
@@ -109,7 +114,7 @@ class Device:
     ident: str  # "driver/pool/device"
     raw: Mapping[str, Any]
     slice: Slice
-    consumes: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]
+    counter_use: tuple[tuple[str, tuple[tuple[str, Quantity], ...]], ...]  # consumesCounters, parsed
     taints: tuple[Mapping[str, Any], ...]
     has_binding_conditions: bool  # len(bindingConditions) > 0
     binding_conditions_set: bool  # field present (Go: non-nil), used for pool ordering
@@ -123,29 +128,28 @@ class Device:
     view: Any = None
 
     @property
+    def consumes(self) -> tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]:
+        """``counter_use`` with exact numbers, for readers that only compare amounts."""
+        return tuple((name, tuple((cn, q.exact()) for cn, q in counters)) for name, counters in self.counter_use)
+
+    @property
     def capacity(self) -> dict[str, CapacityEntry]:
-        """Capacity keyed by fully-qualified name; an explicitly qualified entry wins (newest upstream)."""
+        """Capacity keyed by the published name.
+
+        Upstream (v0.37.2) looks request and consumed-capacity names up in the device's
+        ``capacity`` map as they are written: ``memory`` and ``<driver>/memory`` are different
+        keys there, unlike attribute lookups in constraints.
+        """
         if self._capacity is None:
-            resolved: dict[str, CapacityEntry] = {}
             raw = self.raw.get("capacity") or {}
-            prefix = self.driver + "/"
-            for name, cap in raw.items():
-                if name.startswith(prefix):
-                    resolved[name] = _capacity_entry(name, cap)
-            for name, cap in raw.items():
-                if name.startswith(prefix):
-                    continue
-                fq = name if "/" in name else prefix + name
-                if fq not in resolved:
-                    resolved[fq] = _capacity_entry(name, cap)
-            self._capacity = resolved
+            self._capacity = {name: _capacity_entry(name, cap) for name, cap in raw.items()}
         return self._capacity
 
 
 def _capacity_entry(name: str, cap: Mapping[str, Any]) -> CapacityEntry:
     text = str((cap or {}).get("value", "0"))
     return CapacityEntry(
-        status_name=name, value=quantity.value(text), value_text=text, policy=(cap or {}).get("requestPolicy")
+        status_name=name, quantity=quantity_of(text), value_text=text, policy=(cap or {}).get("requestPolicy")
     )
 
 
@@ -187,11 +191,11 @@ def _build_slice(raw: Mapping[str, Any]) -> Slice:
     devices = []
     for d in spec.get("devices") or ():
         name = d.get("name", "")
-        consumes = tuple(
+        counter_use = tuple(
             (
                 c.get("counterSet", ""),
                 tuple(
-                    (cn, quantity.value(str((cv or {}).get("value", "0"))))
+                    (cn, quantity_of((cv or {}).get("value", "0")))
                     for cn, cv in (c.get("counters") or {}).items()
                 ),
             )
@@ -206,7 +210,7 @@ def _build_slice(raw: Mapping[str, Any]) -> Slice:
                 ident=f"{s.driver}/{s.pool}/{name}",
                 raw=d,
                 slice=s,
-                consumes=consumes,
+                counter_use=counter_use,
                 taints=tuple(d.get("taints") or ()),
                 has_binding_conditions=bool(d.get("bindingConditions")),
                 binding_conditions_set=d.get("bindingConditions") is not None,
@@ -233,7 +237,7 @@ class Pool:
     invalid_reason: str = ""
     device_slices: tuple[Slice, ...] = ()
     other_slices: tuple[Slice, ...] = ()  # same generation, not targeting the node (counters)
-    counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
+    counter_sets: dict[str, dict[str, Quantity]] = field(default_factory=dict)
     counter_text: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
@@ -263,11 +267,11 @@ class NodePools:
 
 
 def _validate_counter_refs(
-    counter_sets: Mapping[str, Mapping[str, Fraction]], slices: Iterable[Slice]
+    counter_sets: Mapping[str, Mapping[str, Quantity]], slices: Iterable[Slice]
 ) -> str:
     for s in slices:
         for d in s.devices:
-            for set_name, counters in d.consumes:
+            for set_name, counters in d.counter_use:
                 cs = counter_sets.get(set_name)
                 if cs is None:
                     return f"counter set {set_name} not found"
@@ -296,7 +300,7 @@ def _build_pool(
             seen.add(d.name)
     if not features.partitionable_devices:
         return Pool(driver, pool_name, device_slices=tuple(device_slices))
-    counter_sets: dict[str, dict[str, Fraction]] = {}
+    counter_sets: dict[str, dict[str, Quantity]] = {}
     counter_text: dict[tuple[str, str], str] = {}
     for s in counter_slices:
         for cs in s.shared_counters:
@@ -305,10 +309,10 @@ def _build_pool(
                 return Pool(
                     driver, pool_name, invalid=True, invalid_reason=f"duplicate counter set name {name}"
                 )
-            counters: dict[str, Fraction] = {}
+            counters: dict[str, Quantity] = {}
             for cn, cv in (cs.get("counters") or {}).items():
                 text = str((cv or {}).get("value", "0"))
-                counters[cn] = quantity.value(text)
+                counters[cn] = quantity_of(text)
                 counter_text[(name, cn)] = text
             counter_sets[name] = counters
     reason = _validate_counter_refs(counter_sets, slices)
@@ -386,9 +390,7 @@ class Inventory:
             if not features.partitionable_devices and (s.per_device_set or s.shared_counters):
                 notes.append(PoolNote("feature-disabled", s))
                 continue
-            if s.shared_counters:
-                relevant = True
-            elif s.node_name or s.all_nodes or s.node_selector is not None:
+            if s.node_name or s.all_nodes or s.node_selector is not None:
                 relevant = node_matches(node, s.node_name, s.all_nodes, s.node_selector)
             elif s.per_device:
                 relevant = any(

@@ -16,22 +16,22 @@ README for every place where we follow (or deliberately differ from) a specific 
 from __future__ import annotations
 
 import copy
-import math
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Literal
 
-from drakit.allocator import cel, quantity
+from drakit.allocator import cel
 from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute, lookup_attribute
-from drakit.allocator.inventory import Device, Inventory, NodePools, Pool, node_matches
-from drakit.allocator.state import AllocatedState, DeviceKey
+from drakit.allocator.inventory import CapacityEntry, Device, Inventory, NodePools, Pool, node_matches
+from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of, quantity_sum
 from drakit.errors import AllocationError
 from drakit.explain.reasons import ReasonCode
 from drakit.explain.trace import Trace
 from drakit.features import Features
+from drakit.quantity import Format, Quantity
 
 MAX_RESULTS = 32  # resourceapi.AllocationResultsMaxSize
 DEADLINE_EVERY = 64  # steps between deadline checks: time.monotonic() is cheap but not free
@@ -112,7 +112,7 @@ class _Result:
     device: Device
     admin: bool
     share_id: str | None
-    consumed: dict[str, tuple[Fraction, str]] | None
+    consumed: dict[str, Quantity] | None
 
 
 def _claim_label(claim: Mapping[str, Any]) -> str:
@@ -133,9 +133,24 @@ def _tolerates(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     return op == "Exists"
 
 
-def _q(text: Any) -> tuple[Fraction, str]:
-    s = str(text)
-    return quantity.value(s), quantity.canonical(s)
+_ZERO = quantity_of("0")
+
+
+def _human(q: Quantity) -> str:
+    """Short display form for trace messages: binary suffixes where they read naturally."""
+    q = max(q, _ZERO)
+    decimal = str(dataclasses.replace(q, format=Format.DecimalSI, _cached=""))
+    binary = str(dataclasses.replace(q, format=Format.BinarySI, _cached=""))
+    return binary if len(binary) < len(decimal) else decimal
+
+
+def _go_equal(a: Quantity, b: Quantity) -> bool:
+    """Go's ``==`` on two ``resource.Quantity`` structs: same representation, not just same value.
+
+    Upstream's request-policy check compares the consumed amount with the policy default this
+    way, so ``1Gi`` and ``1024Mi`` are not "the default" for each other.
+    """
+    return (a._kind, a._u, a._s, a.format, a._cached) == (b._kind, b._u, b._s, b.format, b._cached)
 
 
 class _Run:
@@ -168,9 +183,9 @@ class _Run:
         self.selected: list[dict[int, int]] = [{} for _ in claims]
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.allocating: dict[DeviceKey, set[int]] = {}
-        self.allocating_cap: dict[DeviceKey, dict[str, Fraction]] = {}
-        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
-        self.available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self.allocating_cap: dict[DeviceKey, dict[str, Quantity]] = {}
+        self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
+        self.available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self.per_device_node: dict[int, bool] = {}
         self.steps = 0
         self.considered = 0
@@ -317,7 +332,7 @@ class _Run:
                     for dev in s.devices:
                         if not self.selectable(req, dev):
                             continue
-                        if self.f.consumable_capacity and self.capacity(req, dev) is None:
+                        if self.f.consumable_capacity and self.capacity(req, dev, static=True) is None:
                             continue
                         devices.append(dev)
             req.all_devices = devices
@@ -343,7 +358,7 @@ class _Run:
             try:
                 m = bool(compiled.evaluate(dev.view))
             except Exception as e:  # the CEL layer's runtime errors (and its bugs) abort allocation
-                m = _RuntimeFailure(cel.error_message(e))
+                m = _RuntimeFailure(cel.runtime_error_message(e))
             dev.matches[expr] = m
         if isinstance(m, _RuntimeFailure):
             where = f"class {req.class_name}" if in_class else f"claim {self.labels[req.claim_index]}"
@@ -404,13 +419,19 @@ class _Run:
 
     # -- consumable capacity ---------------------------------------------------------------
 
-    def capacity(self, req: _Req, dev: Device) -> dict[str, tuple[Fraction, str]] | None:
-        """What the device would consume for the request, or ``None`` if it cannot serve it now."""
+    def capacity(self, req: _Req, dev: Device, static: bool = False) -> dict[str, Quantity] | None:
+        """What the device would consume for the request, or ``None`` if it cannot serve it now.
+
+        Upstream's ``CmpRequestOverCapacity``: every requested name must be a capacity of the
+        device (exact name); each capacity's amount is the request rounded by the policy, or the
+        policy default, or the whole capacity; it must satisfy the policy and fit next to what
+        earlier claims (``state``) and this run (``allocating_cap``) consume.  ``static`` leaves
+        both out, as upstream's precheck of ``All`` requests does.
+        """
         caps = dev.capacity
-        resolved: dict[str, tuple[Fraction, str]] = {}
-        for name, q in (req.capacity_requests or {}).items():
-            fq = self._resolve_capacity_name(name, dev)
-            if fq is None:
+        requests = req.capacity_requests or {}
+        for name in requests:
+            if name not in caps:
                 if self.trace is not None:
                     self._reject(
                         ReasonCode.CAPACITY_MISSING,
@@ -420,117 +441,62 @@ class _Run:
                         capacity=name,
                     )
                 return None
-            if fq in resolved:
-                raise AllocationError(
-                    f"claim {self.labels[req.claim_index]}, request {req.full_name}: capacity {fq.split('/', 1)[-1]!r} requested twice, qualified and unqualified"
-                )
-            resolved[fq] = _q(q)
-        consumed: dict[str, tuple[Fraction, str]] = {}
-        for fq, entry in caps.items():
-            consumed[fq] = self._consumed_amount(
-                resolved.get(fq), entry.value, entry.value_text, entry.policy
-            )
-        agg = self.state.capacity.get(dev.key) or {}
-        pending = self.allocating_cap.get(dev.key) or {}
-        for fq, entry in caps.items():
-            amount = consumed[fq][0]
+        consumed: dict[str, Quantity] = {}
+        for name, entry in caps.items():
+            asked = requests.get(name)
+            consumed[name] = _consumed_amount(None if asked is None else quantity_of(asked), entry)
+        agg = {} if static else self.state.aggregated.get(dev.key) or {}
+        pending = {} if static else self.allocating_cap.get(dev.key) or {}
+        for name, entry in caps.items():
+            amount = consumed[name]
             if _violates_policy(amount, entry.policy):
                 if self.trace is not None:
                     self._reject(
                         ReasonCode.CAPACITY_POLICY,
                         req,
                         dev,
-                        f"capacity {entry.status_name} of device {dev.ident}: {quantity.human(amount)} is not allowed by the device's request policy",
-                        capacity=entry.status_name,
-                        amount=consumed[fq][1],
+                        f"capacity {name} of device {dev.ident}: {_human(amount)} is not allowed by the device's request policy",
+                        capacity=name,
+                        amount=str(amount),
                     )
                 return None
-            total = agg.get(fq, Fraction(0)) + amount + pending.get(fq, Fraction(0))
-            if total > entry.value:
+            total = amount if name not in agg else agg[name].add(amount)
+            if name in pending:
+                total = total.add(pending[name])
+            if total > entry.quantity:
                 if self.trace is not None:
-                    left = entry.value - agg.get(fq, Fraction(0)) - pending.get(fq, Fraction(0))
+                    left = entry.quantity.sub(total.sub(amount))
                     self._reject(
                         ReasonCode.CAPACITY_EXCEEDED,
                         req,
                         dev,
-                        f"capacity {entry.status_name} of device {dev.ident}: needs {quantity.human(amount)}, {quantity.human(max(left, Fraction(0)))} left",
-                        capacity=entry.status_name,
-                        needs=quantity.human(amount),
-                        left=quantity.human(left),
+                        f"capacity {name} of device {dev.ident}: needs {_human(amount)}, {_human(left)} left",
+                        capacity=name,
+                        needs=_human(amount),
+                        left=_human(left),
                         total=entry.value_text,
                     )
                 return None
         return consumed
 
-    @staticmethod
-    def _resolve_capacity_name(name: str, dev: Device) -> str | None:
-        raw = dev.raw.get("capacity") or {}
-        if name in raw:
-            return name if "/" in name else f"{dev.driver}/{name}"
-        domain, sep, ident = name.partition("/")
-        if sep:
-            if domain != dev.driver:
-                return None
-            return name if ident in raw else None
-        qualified = f"{dev.driver}/{name}"
-        return qualified if qualified in raw else None
-
-    @staticmethod
-    def _consumed_amount(
-        requested: tuple[Fraction, str] | None,
-        total: Fraction,
-        total_text: str,
-        policy: Mapping[str, Any] | None,
-    ) -> tuple[Fraction, str]:
-        if requested is None:
-            if policy and policy.get("default") is not None:
-                return _q(policy["default"])
-            return total, quantity.canonical(total_text)
-        if not policy:
-            return requested
-        rng = policy.get("validRange")
-        if rng is not None and rng.get("min") is not None:
-            lo = _q(rng["min"])
-            if requested[0] < lo[0]:
-                return lo
-            if rng.get("step") is None:
-                return requested
-            step_v, step_fmt = quantity.parse(str(rng["step"]))
-            req_i, step_i, min_i = (
-                quantity.int_value(requested[0]),
-                quantity.int_value(step_v),
-                quantity.int_value(lo[0]),
-            )
-            n = math.ceil(Fraction(req_i - min_i, step_i)) if step_i else 0
-            val = Fraction(min_i + step_i * n)
-            return val, quantity.format_quantity(val, step_fmt)
-        values = policy.get("validValues")
-        if values is not None:
-            for v in values:
-                vq = _q(v)
-                if requested[0] <= vq[0]:
-                    return vq
-            return requested
-        return requested
-
     # -- counters --------------------------------------------------------------------------
 
-    def _available(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
+    def _available(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
         pid = (pool.driver, pool.name)
         avail = self.available_counters.get(pid)
         if avail is None:
             avail = {name: dict(counters) for name, counters in pool.counter_sets.items()}
             for s in pool.device_slices + pool.other_slices:
                 for d in s.devices:
-                    if not d.consumes or not self.state.is_allocated(d.key):
+                    if not d.counter_use or not self.state.is_allocated(d.key):
                         continue
-                    for set_name, counters in d.consumes:
+                    for set_name, counters in d.counter_use:
                         cs = avail.get(set_name)
                         if cs is None:
                             continue
                         for cn, v in counters:
                             if cn in cs:
-                                cs[cn] -= v
+                                cs[cn] = cs[cn].sub(v)  # may go negative: "nothing left"
             self.available_counters[pid] = avail
         return avail
 
@@ -539,27 +505,27 @@ class _Run:
         pool = self.pool_by_id[pid]
         avail = self._available(pool)
         used = self.consumed_counters.setdefault(pid, {})
-        for set_name, counters in dev.consumes:
+        for set_name, counters in dev.counter_use:
             u = used.setdefault(set_name, {})
             for cn, v in counters:
-                u[cn] = u.get(cn, Fraction(0)) + v
+                u[cn] = quantity_sum(u.get(cn), v)
         for set_name, available in avail.items():
             u = used.get(set_name, {})
             for cn, have in available.items():
-                if have < u.get(cn, Fraction(0)):
+                if have < u.get(cn, _ZERO):
                     if self.trace is not None:
-                        mine = dict(dict(dev.consumes).get(set_name, ()))
-                        need = mine.get(cn, Fraction(0))
-                        left = have - (u.get(cn, Fraction(0)) - need)
+                        mine = dict(dict(dev.counter_use).get(set_name, ()))
+                        need = mine.get(cn, _ZERO)
+                        left = have.sub(u.get(cn, _ZERO).sub(need))
                         self._reject(
                             ReasonCode.COUNTERS_EXHAUSTED,
                             req,
                             dev,
-                            f"counter {cn} of set {set_name}: needs {quantity.human(need)}, {quantity.human(max(left, Fraction(0)))} left",
+                            f"counter {cn} of set {set_name}: needs {_human(need)}, {_human(left)} left",
                             counter_set=set_name,
                             counter=cn,
-                            needs=quantity.human(need),
-                            left=quantity.human(left),
+                            needs=_human(need),
+                            left=_human(left),
                         )
                     self._release_counters(dev)
                     return False
@@ -567,10 +533,10 @@ class _Run:
 
     def _release_counters(self, dev: Device) -> None:
         used = self.consumed_counters[(dev.driver, dev.pool)]
-        for set_name, counters in dev.consumes:
+        for set_name, counters in dev.counter_use:
             u = used[set_name]
             for cn, v in counters:
-                u[cn] -= v
+                u[cn] = u[cn].sub(v)
 
     # -- allocateDevice --------------------------------------------------------------------
 
@@ -593,7 +559,7 @@ class _Run:
             if self.trace is not None:
                 self._reject(ReasonCode.DEVICE_IN_USE, req, dev, f"device {dev.ident} is in use")
             return None
-        if not self.f.partitionable_devices and dev.consumes:
+        if not self.f.partitionable_devices and dev.counter_use:
             if self.trace is not None:
                 self._reject(
                     ReasonCode.PARTITIONABLE_DISABLED,
@@ -602,9 +568,12 @@ class _Run:
                     f"device {dev.ident} consumes shared counters, but DRAPartitionableDevices is disabled",
                 )
             return None
-        skip_counters = multi and (key in self.state.capacity or key in self.allocating_cap)
+        # upstream's deviceCapacityInUse: aggregated capacity, any persisted share, or this run's
+        skip_counters = multi and (
+            key in self.state.aggregated or key in self.state.shared_devices or key in self.allocating_cap
+        )
         counters_reserved = False
-        if not skip_counters and dev.consumes:
+        if not skip_counters and dev.counter_use:
             if not self._reserve_counters(req, dev):
                 return None
             counters_reserved = True
@@ -671,7 +640,7 @@ class _Run:
         if not multi:
             self.allocating.setdefault(key, set()).add(ci)
             marked = True
-        consumed: dict[str, tuple[Fraction, str]] | None = None
+        consumed: dict[str, Quantity] | None = None
         share_id: str | None = None
         cap_inserted = False
         cap_existed = False
@@ -690,8 +659,8 @@ class _Run:
                 share_id = str(uuid.uuid4())
                 cap_existed = key in self.allocating_cap
                 pending = self.allocating_cap.setdefault(key, {})
-                for fq, (v, _) in amounts.items():
-                    pending[fq] = pending.get(fq, Fraction(0)) + v
+                for name, v in amounts.items():
+                    pending[name] = quantity_sum(pending.get(name), v)
                 cap_inserted = True
         results = self.results[ci]
         results.append(_Result(req, dev, req.admin, share_id, consumed if consumed else None))
@@ -701,10 +670,10 @@ class _Run:
             del results[n_before:]
             if cap_inserted and consumed is not None:
                 pending = self.allocating_cap[key]
-                for fq, (v, _) in consumed.items():
-                    if fq in pending:
-                        pending[fq] -= v
-                if all(v == 0 for v in pending.values()):
+                for name, v in consumed.items():
+                    if name in pending:
+                        pending[name] = pending[name].sub(v)
+                if all(v.is_zero() for v in pending.values()):
                     if cap_existed:
                         pending.clear()
                     else:
@@ -866,10 +835,7 @@ class _Run:
                 if r.share_id:
                     d["shareID"] = r.share_id
                 if r.consumed:
-                    caps = r.device.capacity
-                    d["consumedCapacity"] = {
-                        caps[fq].status_name: text for fq, (_, text) in r.consumed.items()
-                    }
+                    d["consumedCapacity"] = {name: str(q) for name, q in r.consumed.items()}
                 results.append(d)
             chosen: list[_Req] = []
             for ri, entry in enumerate(self.reqs[ci]):
@@ -975,24 +941,69 @@ def _merge_requirements(source: Sequence[Mapping[str, Any]], into: list[dict[str
         into.append(copy.deepcopy(dict(req)))
 
 
-def _violates_policy(amount: Fraction, policy: Mapping[str, Any] | None) -> bool:
+def _consumed_amount(requested: Quantity | None, entry: CapacityEntry) -> Quantity:
+    """Upstream's ``calculateConsumedCapacity`` (integer ``Value()`` arithmetic for steps)."""
+    policy = entry.policy
+    if requested is None:
+        if policy and policy.get("default") is not None:
+            return quantity_of(policy["default"])
+        return entry.quantity
+    if not policy:
+        return requested
+    rng = policy.get("validRange")
+    if rng is not None and rng.get("min") is not None:
+        lo = quantity_of(rng["min"])
+        if requested < lo:
+            return lo
+        if rng.get("step") is None:
+            return requested
+        step = quantity_of(rng["step"])
+        req_i, step_i, min_i = requested.value(), step.value(), lo.value()
+        added = req_i - min_i
+        n = _go_div(added, step_i)
+        if _go_mod(added, step_i) != 0:
+            n += 1
+        return Quantity.from_int(min_i + step_i * n, step.format)
+    values = policy.get("validValues")
+    if values is not None:
+        for v in values:
+            vq = quantity_of(v)
+            if requested <= vq:
+                return vq
+        return requested
+    return requested
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's truncating integer division."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _go_mod(a: int, b: int) -> int:
+    """Go's ``%`` (sign of the dividend)."""
+    return a - b * _go_div(a, b)
+
+
+def _violates_policy(amount: Quantity, policy: Mapping[str, Any] | None) -> bool:
+    """Upstream's ``violatesPolicy``."""
     if not policy:
         return False
-    if policy.get("default") is not None and amount == quantity.value(str(policy["default"])):
+    if policy.get("default") is not None and _go_equal(amount, quantity_of(policy["default"])):
         return False
     rng = policy.get("validRange")
     if rng is not None:
-        if rng.get("max") is not None and amount > quantity.value(str(rng["max"])):
+        if rng.get("max") is not None and amount > quantity_of(rng["max"]):
             return True
         if rng.get("step") is not None:
-            step = quantity.int_value(quantity.value(str(rng["step"])))
-            lo = quantity.int_value(quantity.value(str(rng.get("min") or "0")))
-            if step and abs(quantity.int_value(amount) - lo) % step != 0:
+            step = quantity_of(rng["step"]).value()
+            lo = quantity_of(rng.get("min") or "0").value()
+            if step and _go_mod(amount.value() - lo, step) != 0:
                 return True
         return False
     values = policy.get("validValues") or []
     if values:
-        return all(amount != quantity.value(str(v)) for v in values)
+        return all(amount.cmp(quantity_of(v)) != 0 for v in values)
     return False
 
 

@@ -9,19 +9,31 @@ exclusively.  Counts are kept so :meth:`remove_claim` can undo :meth:`add_claim`
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from drakit.allocator import quantity
+from drakit.quantity import Quantity
 
 DeviceKey = tuple[str, str, str]  # (driver, pool, device)
 
 
-def qualify(name: str, driver: str) -> str:
-    """Capacity names without a domain belong to the driver's domain."""
-    return name if "/" in name else f"{driver}/{name}"
+
+@functools.lru_cache(maxsize=8192)
+def _parse(text: str) -> Quantity:
+    return Quantity.parse(text)
+
+
+def quantity_of(value: Any) -> Quantity:
+    """A wire quantity (string, or a number YAML produced) as Go's ``resource.Quantity``."""
+    return _parse(str(value))
+
+
+def quantity_sum(a: Quantity | None, b: Quantity) -> Quantity:
+    """``a + b`` the way upstream accumulates: a missing entry starts as a copy of ``b``."""
+    return b if a is None else a.add(b)
 
 
 class AllocatedState:
@@ -31,6 +43,9 @@ class AllocatedState:
         self.devices: Counter[DeviceKey] = Counter()
         self.shares: Counter[tuple[DeviceKey, str]] = Counter()
         self.shared_devices: Counter[DeviceKey] = Counter()
+        # Summed consumedCapacity of each shared device (upstream's AggregatedCapacity), and the
+        # same with exact numbers for readers that only compare amounts.
+        self.aggregated: dict[DeviceKey, dict[str, Quantity]] = {}
         self.capacity: dict[DeviceKey, dict[str, Fraction]] = {}
         self.version = 0
 
@@ -39,12 +54,13 @@ class AllocatedState:
         other.devices = self.devices.copy()
         other.shares = self.shares.copy()
         other.shared_devices = self.shared_devices.copy()
+        other.aggregated = {k: dict(v) for k, v in self.aggregated.items()}
         other.capacity = {k: dict(v) for k, v in self.capacity.items()}
         return other
 
     def is_allocated(self, key: DeviceKey) -> bool:
         """Upstream's ``IsDeviceAllocated``: exclusive, any share, or consumed capacity recorded."""
-        return key in self.devices or key in self.shared_devices or key in self.capacity
+        return key in self.devices or key in self.shared_devices or key in self.aggregated
 
     def _apply(self, claim: Mapping[str, Any], consumable: bool, sign: int) -> None:
         allocation = (claim.get("status") or {}).get("allocation") or {}
@@ -62,12 +78,17 @@ class AllocatedState:
                     del self.shared_devices[key]
                 consumed = r.get("consumedCapacity")
                 if consumed is not None:
-                    agg = self.capacity.setdefault(key, {})
+                    # Keyed by the name as recorded; upstream matches it to the device's
+                    # capacity map by exact name.
+                    agg = self.aggregated.setdefault(key, {})
                     for name, q in consumed.items():
-                        fq = qualify(name, key[0])
-                        agg[fq] = agg.get(fq, Fraction(0)) + sign * quantity.value(str(q))
-                    if sign < 0 and all(v == 0 for v in agg.values()):
-                        del self.capacity[key]
+                        amount = quantity_of(q)
+                        agg[name] = quantity_sum(agg.get(name), amount if sign > 0 else amount.neg())
+                    if sign < 0 and all(v.is_zero() for v in agg.values()):
+                        del self.aggregated[key]
+                        self.capacity.pop(key, None)
+                    else:
+                        self.capacity[key] = {name: v.exact() for name, v in agg.items()}
             else:
                 self.devices[key] += sign
                 if self.devices[key] <= 0:

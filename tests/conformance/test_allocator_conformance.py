@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +16,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from drakit.allocator import allocate, cel
+from drakit.allocator import allocate
 from drakit.explain import Trace
 from drakit.features import Features
 from tests.conformance import convert
-from tests.unit.allocator.cel_standin import StandIn, real_selectors_available
 
 CASES = list(convert.iter_cases())
 pytestmark = pytest.mark.skipif(not CASES, reason="conformance vectors not found (../shared/conformance)")
-
-
-@pytest.fixture(autouse=True)
-def _cel_backend() -> Iterator[None]:
-    if not real_selectors_available():
-        cel.set_backend(StandIn())
-    yield
-    cel.set_backend(None)
 
 
 def _split(objects: list[dict[str, Any]]) -> dict[str, Any]:

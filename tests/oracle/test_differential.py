@@ -4,11 +4,12 @@ Scenarios come from ``tests/differential/generator.py``.  Both sides must agree 
 status, on the exact message for errors, and on every allocation result (share IDs
 normalised; device-result and node-selector order ignored as in ``convert.compare``).
 
-- ``test_generated_scenarios_agree``: ``DRAKIT_DIFF_EXAMPLES`` examples (default 300),
+- ``test_generated_scenarios_agree``: ``DRAKIT_DIFF_EXAMPLES`` examples (default 50; the bulk run covers volume),
   derandomised, or seeded with ``DRAKIT_DIFF_SEED``.  Hypothesis shrinks a failure.
-- ``make differential N=...`` sets ``DRAKIT_DIFF_RECORD=1``: exploration does not stop at the
-  first disagreement; one shrunk example per kind of disagreement is written to
-  ``tests/differential/regressions/<hash>.yaml`` together with the oracle's answer.
+- ``DRAKIT_DIFF_RECORD=1``: exploration does not stop at the first disagreement; one shrunk
+  example per kind of disagreement is written to ``tests/differential/regressions/<hash>.yaml``
+  together with the oracle's answer.  (``make differential N=...`` runs the much faster bulk
+  mode, ``tests/differential/bulk.py``, which records the same files.)
 - ``test_regression_replays``: every recorded file, replayed against drakit (and, when the
   oracle is built, against the oracle too, to keep the recording honest).
 
@@ -19,9 +20,6 @@ produces storable objects).
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -30,11 +28,10 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, find, given, seed, settings
 
-from tests.conformance.convert import compare
+from tests.differential import harness
 from tests.differential.generator import Scenario, scenarios
+from tests.differential.harness import REGRESSIONS, disagreements, run_drakit, signature
 from tests.oracle.client import DETERMINISTIC_ALLOCATORS, Oracle
-
-REGRESSIONS = Path(__file__).resolve().parents[1] / "differential" / "regressions"
 
 
 def _drakit_allocate() -> Any:
@@ -47,58 +44,10 @@ def _drakit_allocate() -> Any:
     return allocate
 
 
-def run_drakit(objects: list[dict[str, Any]], node_name: str, gates: str) -> dict[str, Any]:
-    """drakit's answer in the oracle's output shape; exceptions become status "exception"."""
-    from drakit.features import Features
-
-    allocate = _drakit_allocate()
-    assert allocate is not None
-    by_kind: dict[str, list[dict[str, Any]]] = {}
-    for obj in objects:
-        by_kind.setdefault(obj["kind"], []).append(copy.deepcopy(obj))
-    node = next(n for n in by_kind.get("Node", []) if n["metadata"]["name"] == node_name)
-    try:
-        outcome = allocate(
-            node=node,
-            slices=by_kind.get("ResourceSlice", []),
-            classes=by_kind.get("DeviceClass", []),
-            claims=by_kind.get("ResourceClaim", []),
-            features=Features().with_gates(gates),
-            timeout=10.0,
-        )
-    except Exception as exc:  # every escape is a disagreement worth recording
-        return {"status": "exception", "claims": [], "message": f"{type(exc).__name__}: {exc}"}
-    result: dict[str, Any] = outcome.to_json()
-    return result
-
-
 def run_oracle(oracle: Oracle, scenario: Scenario) -> dict[str, Any]:
     return oracle.allocate(
         list(scenario.objects), gates=scenario.gates, node=scenario.node, allocators=DETERMINISTIC_ALLOCATORS
     )
-
-
-def disagreements(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
-    """Differences between the oracle's outcome (``want``) and drakit's (``got``)."""
-    if want["status"] == "error" and got["status"] == "error" and want["message"] != got["message"]:
-        return [f"error message: oracle {want['message']!r}, drakit {got['message']!r}"]
-    expect = {
-        "status": want["status"],
-        "results": [(c.get("status") or {}).get("allocation") for c in want["claims"]]
-        if want["status"] == "allocated"
-        else [],
-        "errorContains": want["message"],
-        "orderedDeviceResults": False,
-    }
-    return compare({"expect": expect}, got)
-
-
-def signature(problems: list[str], want: dict[str, Any], got: dict[str, Any]) -> str:
-    """A coarse kind of disagreement, so that one example per kind gets shrunk and kept."""
-    if want["status"] != got["status"]:
-        return f"status {want['status']} -> {got['status']}"
-    first = problems[0].split(":")[0]
-    return f"{want['status']}: {first}"
 
 
 def _settings(examples: int) -> settings:
@@ -112,23 +61,9 @@ def _settings(examples: int) -> settings:
     )
 
 
-def _record(scenario: Scenario, want: dict[str, Any], got: dict[str, Any], problems: list[str]) -> Path:
-    document = {
-        "problems": problems,
-        "scenario": scenario.to_json(),
-        "oracle": {"status": want["status"], "message": want["message"], "claims": want["claims"]},
-        "drakit": {"status": got["status"], "message": got["message"]},
-    }
-    digest = hashlib.sha256(json.dumps(scenario.to_json(), sort_keys=True).encode()).hexdigest()[:16]
-    REGRESSIONS.mkdir(parents=True, exist_ok=True)
-    path = REGRESSIONS / f"{digest}.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
-    return path
-
-
 @pytest.mark.oracle
 def test_generated_scenarios_agree(oracle: Oracle) -> None:
-    examples = int(os.environ.get("DRAKIT_DIFF_EXAMPLES", "300"))
+    examples = int(os.environ.get("DRAKIT_DIFF_EXAMPLES", "50"))
     record = bool(os.environ.get("DRAKIT_DIFF_RECORD"))
     have_drakit = _drakit_allocate() is not None
     found: dict[str, Scenario] = {}
@@ -171,7 +106,7 @@ def test_generated_scenarios_agree(oracle: Oracle) -> None:
         minimal = find(scenarios(), same_kind, settings=_settings(2000))
         want = run_oracle(oracle, minimal)
         got = run_drakit(list(minimal.objects), minimal.node, minimal.gates)
-        written.append(_record(minimal, want, got, disagreements(want, got)))
+        written.append(harness.record(minimal, want, got, disagreements(want, got)))
     assert not written, f"{len(written)} kind(s) of disagreement recorded: " + ", ".join(
         str(p) for p in written
     )

@@ -25,6 +25,7 @@ usage:
   dra-oracle cel eval-batch                        (JSON lines on stdin, one result line each)
   dra-oracle cel bench EXPRESSION --devices FILE [--repeat N] [--environment ...] [--feature-gates ...]
   dra-oracle bench allocate -f BUNDLE [--feature-gates ...] [--allocators ...] [--resume] [--placements]
+                      [--repeat N]
 
 exit codes: 0 ok, 1 invalid input (or CEL error), 2 usage, 3 unsatisfiable, 4 allocation error
 `
@@ -374,6 +375,7 @@ var benchFlags = flagSpec{
 		"-f": "file", "--file": "file", "--filename": "file",
 		"--feature-gates": "gates",
 		"--allocators":    "allocators",
+		"--repeat":        "repeat",
 		"-o":              "output", "--output": "output",
 	},
 	bools: map[string]string{"--resume": "resume", "--placements": "placements"},
@@ -402,7 +404,14 @@ func cmdBenchAllocate(args []string, stdout io.Writer) (int, error) {
 	if len(b.nodes) == 0 {
 		return 0, invalidf("bench allocate: the bundle has no Node object")
 	}
-	result := benchAllocate(b, g, allocators, p.bools["resume"], p.bools["placements"])
+	repeat := 1
+	if p.has("repeat") {
+		repeat, err = strconv.Atoi(p.get("repeat", ""))
+		if err != nil || repeat < 1 {
+			return 0, usagef("--repeat must be a positive integer")
+		}
+	}
+	result := benchAllocate(b, g, allocators, p.bools["resume"], p.bools["placements"], repeat)
 	if err := writeJSON(stdout, result, true); err != nil {
 		return 0, err
 	}

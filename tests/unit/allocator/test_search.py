@@ -36,7 +36,7 @@ def run(
     trace: Trace | None = None,
     **kw: Any,
 ) -> Any:
-    inputs = {"node": node(), "slices": slices, "classes": classes or [device_class()], "claims": claims}
+    inputs: dict[str, Any] = {"node": node(), "slices": slices, "classes": classes or [device_class()], "claims": claims}
     before = copy.deepcopy(inputs)
     out = allocate(**inputs, features=features, trace=trace, **kw)
     assert inputs == before, "inputs were modified"
