@@ -166,6 +166,22 @@ class PodBuilder(Builder):
         return self
 
 
+class PodTemplateBuilder(PodBuilder):
+    """A core/v1 PodTemplate; claim helpers act on ``template.spec``."""
+
+    def __init__(self, name: str = "tmpl-1", *, namespace: str | None = "default") -> None:
+        super().__init__(name, namespace=namespace)
+        spec = self.data.pop("spec")
+        self.data["kind"] = "PodTemplate"
+        self.data["template"] = {"spec": spec}
+        self.data["spec"] = spec  # shared with template.spec for the PodBuilder helpers
+
+    def wire(self) -> dict[str, Any]:
+        data = super().wire()
+        data.pop("spec", None)
+        return data
+
+
 class NodeBuilder(Builder):
     def __init__(self, name: str = "node-1", **labels: str) -> None:
         super().__init__({"apiVersion": "v1", "kind": "Node",

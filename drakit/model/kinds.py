@@ -14,7 +14,7 @@ from drakit.model.deviceclass import DeviceClass
 from drakit.model.event import Event
 from drakit.model.list import List
 from drakit.model.node import Node
-from drakit.model.pod import Pod
+from drakit.model.pod import Pod, PodTemplate
 from drakit.model.slice import ResourceSlice
 from drakit.model.taintrule import DeviceTaintRule
 
@@ -27,6 +27,7 @@ KINDS: dict[tuple[str, str], type[Wire]] = {
     (CORE_V1, "List"): List,
     (CORE_V1, "Node"): Node,
     (CORE_V1, "Pod"): Pod,
+    (CORE_V1, "PodTemplate"): PodTemplate,
     (RESOURCE_V1, "DeviceClass"): DeviceClass,
     (RESOURCE_V1, "DeviceTaintRule"): DeviceTaintRule,
     (RESOURCE_V1, "ResourceClaim"): ResourceClaim,
@@ -36,7 +37,7 @@ KINDS: dict[tuple[str, str], type[Wire]] = {
     ("resource.k8s.io/v1beta2", "DeviceTaintRule"): DeviceTaintRule,
 }
 
-NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod", "Event"})
+NAMESPACED = frozenset({"ResourceClaim", "ResourceClaimTemplate", "Pod", "PodTemplate", "Event"})
 """Kinds kubectl would put into the current (here: ``default``) namespace when unset."""
 
 DEFAULT_NAMESPACE = "default"

@@ -174,3 +174,17 @@ class Pod(Wire):
     metadata: ObjectMeta = Field(default_factory=empty(ObjectMeta))
     spec: PodSpec = Field(default_factory=empty(PodSpec))
     status: PodStatus = Field(default_factory=empty(PodStatus))
+
+
+class PodTemplateSpec(Wire):
+    metadata: ObjectMeta = Field(default_factory=empty(ObjectMeta))
+    spec: PodSpec = Field(default_factory=empty(PodSpec))
+
+
+class PodTemplate(Wire):
+    """core/v1 PodTemplate: how drakit publishes a profile's pod fragment as a validatable object."""
+
+    api_version: str | None = None
+    kind: str | None = None
+    metadata: ObjectMeta = Field(default_factory=empty(ObjectMeta))
+    template: PodTemplateSpec = Field(default_factory=empty(PodTemplateSpec))

@@ -41,7 +41,7 @@ from drakit.model.deviceclass import DeviceClass, DeviceSelector, OpaqueDeviceCo
 from drakit.model.kinds import DEFAULT_NAMESPACE, NAMESPACED
 from drakit.model.meta import Condition, ObjectMeta
 from drakit.model.node import Node, NodeSelector, NodeSelectorRequirement
-from drakit.model.pod import Pod
+from drakit.model.pod import Pod, PodSpec, PodTemplate
 from drakit.model.slice import (
     CapacityRequestPolicy,
     Device,
@@ -1201,9 +1201,19 @@ def _validate_taint_rule(errs: _Errs, r: DeviceTaintRule) -> None:
 
 def _validate_pod(errs: _Errs, pod: Pod) -> None:
     _validate_object_meta(errs, pod.metadata, True, names.dns1123_subdomain)
+    _validate_pod_spec(errs, pod.spec, "spec", pod.metadata.name or "")
+
+
+def _validate_pod_template(errs: _Errs, tmpl: PodTemplate) -> None:
+    _validate_object_meta(errs, tmpl.metadata, True, names.dns1123_subdomain)
+    # A template's pods get generated names, so the final-claim-name check has no pod name.
+    _validate_pod_spec(errs, tmpl.template.spec, "template.spec", "")
+
+
+def _validate_pod_spec(errs: _Errs, spec: PodSpec, prefix: str, pod_name: str) -> None:
     claim_names: set[str] = set()
-    cpath = "spec.resourceClaims"
-    for i, c in enumerate(pod.spec.resource_claims):
+    cpath = f"{prefix}.resourceClaims"
+    for i, c in enumerate(spec.resource_claims):
         p = f"{cpath}[{i}]"
         if not c.name:
             errs.required(f"{p}.name")
@@ -1212,8 +1222,8 @@ def _validate_pod(errs: _Errs, pod: Pod) -> None:
         else:
             name_errs = names.dns1123_label(c.name)
             errs.messages(f"{p}.name", c.name, name_errs)
-            if not name_errs and c.resource_claim_template_name is not None and pod.metadata.name:
-                final = f"{pod.metadata.name}-{c.name}"
+            if not name_errs and c.resource_claim_template_name is not None and pod_name:
+                final = f"{pod_name}-{c.name}"
                 for m in names.dns1123_subdomain(final):
                     errs.invalid(f"{p}.name", final, "final ResourceClaim name: " + m)
             claim_names.add(c.name)
@@ -1226,9 +1236,12 @@ def _validate_pod(errs: _Errs, pod: Pod) -> None:
         if c.resource_claim_template_name is not None:
             errs.messages(f"{p}.resourceClaimTemplateName", c.resource_claim_template_name,
                           names.dns1123_subdomain(c.resource_claim_template_name))
-    for field_name, containers in (("containers", pod.spec.containers), ("initContainers", pod.spec.init_containers)):
+    for field_name, containers in (("containers", spec.containers), ("initContainers", spec.init_containers)):
         for i, ctr in enumerate(containers):
-            base = f"spec.{field_name}[{i}].resources.claims"
+            # The API server requires an image for every pod (and pod template) container.
+            if not ctr.image:
+                errs.required(f"{prefix}.{field_name}[{i}].image")
+            base = f"{prefix}.{field_name}[{i}].resources.claims"
             seen: set[str] = set()
             for j, rc in enumerate(ctr.resources.claims):
                 p = f"{base}[{j}]"
@@ -1399,6 +1412,8 @@ def validate_object(obj: Wire, features: Features, *, cel: _CEL | None = None) -
         _validate_taint_rule(errs, obj)
     elif isinstance(obj, Pod):
         _validate_pod(errs, obj)
+    elif isinstance(obj, PodTemplate):
+        _validate_pod_template(errs, obj)
     elif isinstance(obj, Node):
         _validate_node(errs, obj)
     return errs.items, dropped

@@ -76,6 +76,10 @@ class CompiledOption:
     size_hint: str | None = None  # largest device memory the option admits, when known
 
 
+# A syntactically valid image that cannot be pulled by accident (.invalid is reserved, RFC 2606).
+PLACEHOLDER_IMAGE = "registry.invalid/drakit/replace-with-your-image:latest"
+
+
 @dataclass(frozen=True)
 class PodFragment:
     """What a pod needs to use the profile: a claim entry, container claims, pod-level settings."""
@@ -102,7 +106,11 @@ class PodFragment:
         """The fragment as a PodTemplate (a real, validatable core/v1 object; container is a placeholder)."""
         spec: dict[str, Any] = {
             "resourceClaims": [self.resource_claim()],
-            "containers": [{"name": "main", "resources": {"claims": [self.container_claim()]}}],
+            # The image is a placeholder (the API server requires one): `drakit profile apply-to`
+            # merges only the claim parts into a real workload.
+            "containers": [
+                {"name": "main", "image": PLACEHOLDER_IMAGE, "resources": {"claims": [self.container_claim()]}}
+            ],
         }
         if self.priority_class_name:
             spec["priorityClassName"] = self.priority_class_name

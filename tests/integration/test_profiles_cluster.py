@@ -136,12 +136,6 @@ def test_compiled_classes_and_claims_are_created(cluster: Cluster, profile: str)
 
 
 @pytest.mark.parametrize("profile", [pytest.param(p, id=p) for p in PROFILES])
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="drakit profile compile emits a PodTemplate whose container has no image; the API server "
-    "rejects it (template.spec.containers[0].image: Required value). Reported; remove once fixed.",
-)
 def test_compiled_pod_template_is_created(cluster: Cluster, profile: str) -> None:
     _check_created(cluster, profile, {"PodTemplate"})
 

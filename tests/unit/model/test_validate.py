@@ -20,6 +20,7 @@ from tests.builders import (
     ClassBuilder,
     NodeBuilder,
     PodBuilder,
+    PodTemplateBuilder,
     SliceBuilder,
     TemplateBuilder,
     first_available,
@@ -59,6 +60,7 @@ TAINT = {"key": "example.com/broken", "effect": "NoSchedule"}
         pytest.param(ClaimBuilder(namespace=None), id="claim-default-namespace"),
         pytest.param(TemplateBuilder().set("spec.metadata", {"labels": {"a": "b"}}), id="template"),
         pytest.param(PodBuilder().claim("gpu", template="t").container_claim("gpu"), id="pod"),
+        pytest.param(PodTemplateBuilder().claim("gpu", template="t").container_claim("gpu"), id="pod-template"),
         pytest.param(NodeBuilder(region="r1"), id="node"),
     ],
 )
@@ -219,6 +221,9 @@ CASES = [
     pytest.param(PodBuilder().claim("a", claim="c").container_claim("b"), [("spec.containers[0].resources.claims[0]", NF)], id="container-claim-unknown"),
     pytest.param(PodBuilder().claim("a", claim="c").container_claim("a").container_claim("a"), [("spec.containers[0].resources.claims[1]", D)], id="container-claim-duplicate"),
     pytest.param(PodBuilder("p" * 250).claim("gpu", template="t"), [("spec.resourceClaims[0].name", INV)], id="pod-generated-claim-name-too-long"),
+    pytest.param(PodBuilder().set("spec.containers[0].image", ""), [("spec.containers[0].image", R)], id="container-image-required"),
+    pytest.param(PodTemplateBuilder().set("spec.containers[0].image", ""), [("template.spec.containers[0].image", R)], id="template-container-image-required"),
+    pytest.param(PodTemplateBuilder().claim("a", claim="c").container_claim("b"), [("template.spec.containers[0].resources.claims[0]", NF)], id="template-container-claim-unknown"),
     # Node --------------------------------------------------------------------------
     pytest.param(NodeBuilder("Node_1"), [("metadata.name", INV)], id="node-name"),
 ]
