@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class ErrorType(str, Enum):
+class ErrorType(StrEnum):
     """The API server's field.ErrorType strings (k8s.io/apimachinery/pkg/util/validation/field)."""
 
     NOT_FOUND = "Not found"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import typer
@@ -27,7 +27,7 @@ stdout = Console(highlight=False, soft_wrap=True)
 stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-class Output(str, Enum):
+class Output(StrEnum):
     text = "text"
     json = "json"
     yaml = "yaml"
