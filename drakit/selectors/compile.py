@@ -21,7 +21,7 @@ from drakit.selectors.env import (
     MAX_EXPRESSION_LENGTH,
     EnvKey,
     build_env,
-    device_vars,
+    device_vars_both,
     size_roots,
 )
 from drakit.selectors.interpreter import COST_LIMIT_MESSAGE, Frame, Program, plan
@@ -40,14 +40,18 @@ ENVIRONMENTS = ("stored", "new")
 _ENV_ALIASES = {"stored": "stored", "new": "new", "StoredExpressions": "stored", "NewExpressions": "new"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceView:
-    """One device's CEL activation, built once and shared by every selector evaluated on it."""
+    """One device's CEL activation, built once and shared by every selector evaluated on it.
+
+    Deliberately small (slots, no cached frames): callers such as the allocator keep one per
+    device for a long time, and every extra container per device is more work for Python's
+    cyclic garbage collector, which dominated the allocator's first sight of large inventories.
+    """
 
     driver: str
     _vars_all: dict[str, Any] | EvalError  # list-valued attributes converted
     _vars_scalar: dict[str, Any] | EvalError  # list-valued attributes rejected (feature off)
-    _frames: dict[bool, Frame] = field(default_factory=dict, compare=False, repr=False)
 
     def vars(self, lists: bool) -> dict[str, Any]:
         v = self._vars_all if lists else self._vars_scalar
@@ -56,21 +60,13 @@ class DeviceView:
         return v
 
     def frame(self, lists: bool) -> Frame:
-        f = self._frames.get(lists)
-        if f is None:
-            f = Frame(self.vars(lists))
-            self._frames[lists] = f
-        return f
+        """A fresh evaluation frame (frames carry per-evaluation state, so none is kept)."""
+        return Frame(self.vars(lists))
 
 
 def device_view(driver: str, device: Mapping[str, Any]) -> DeviceView:
     """Build the activation for a v1 Device (JSON shape) published by ``driver``."""
-    all_ = device_vars(driver, device, lists=True)
-    has_lists = any(
-        isinstance(a, Mapping) and any(a.get(k) is not None for k in ("ints", "bools", "strings", "versions"))
-        for a in (device.get("attributes") or {}).values()
-    )
-    scalar = device_vars(driver, device, lists=False) if has_lists else all_
+    all_, scalar = device_vars_both(driver, device)
     return DeviceView(driver, all_, scalar)
 
 
@@ -111,9 +107,7 @@ class CompiledSelector:
         try:
             if device is None:
                 device = _EMPTY_VIEW
-            frame = device.frame(self._lists)
-            if prog.nslots or prog.tracked or prog.deep:
-                frame = Frame(frame.vars, prog.nslots, prog.limit)
+            frame = Frame(device.vars(self._lists), prog.nslots, prog.limit)
             if prog.deep:
                 with deep_recursion():
                     return prog.root(frame)

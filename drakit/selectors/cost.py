@@ -189,8 +189,8 @@ class Coster:
                 self.paths[e.id] = (self.c.idents.get(e.id, e.name),)
             return ONE
         if isinstance(e, Select):
-            if e.test_only:
-                return ONE.add(self.cost(e.operand))
+            if e.test_only:  # has(): the Kubernetes base environment sets PresenceTestHasCost(false)
+                return self.cost(e.operand)
             if e.id in self.c.idents:  # qualified variable name
                 self.paths[e.id] = tuple(self.c.idents[e.id].split("."))
                 return ONE
@@ -326,7 +326,8 @@ class Coster:
         ids = self.c.overloads.get(e.id, [])
         if not ids:
             return ZERO
-        target_cost = self.cost(e.target) if e.target is not None else ZERO
+        receiver = self._target(e)
+        target_cost = self.cost(receiver) if receiver is not None else ZERO
         fn_cost: Est | None = None
         result_size: Est | None = None
         for oid in ids:
@@ -346,13 +347,22 @@ class Coster:
         assert fn_cost is not None
         return target_cost.add(fn_cost)
 
+    def _target(self, e: Call) -> Expr | None:
+        """The receiver, or None for a namespaced global (``optional.of``, ``lists.range``)."""
+        resolved = self.c.functions.get(e.id, e.function)
+        if e.target is not None and resolved != e.function and "." in resolved:
+            return None
+        return e.target
+
     def function_cost(self, e: Call, oid: str, arg_costs: list[Est]) -> tuple[Est, Est | None]:
         args = e.args
-        target = e.target
+        target = self._target(e)
         arg_sum = ZERO
         for a in arg_costs:
             arg_sum = arg_sum.add(a)
-        lib = self.library_cost(e.function, oid, target, args)
+        lib = self.overload_cost(oid, target, args)
+        if lib is None:
+            lib = self.library_cost(e.function, oid, target, args)
         if lib is not None:
             return lib[0].add(arg_sum), lib[1]
         if oid in ("logical_and", "logical_or"):
@@ -392,9 +402,46 @@ class Coster:
             return Est(1 if smallest > 0 else 0, smallest).by_factor(STRING_FACTOR).add(arg_sum), None
         return ONE.add(arg_sum), None
 
+    def overload_cost(self, oid: str, target: Expr | None, args: list[Expr]) -> tuple[Est, Est | None] | None:
+        """Per-overload estimators of cel-go's ext libraries (lists v3, sets), consulted first."""
+        if oid in ("list_sets_contains_list", "list_sets_intersects_list", "list_sets_equivalent_list"):
+            if len(args) != 2:
+                return None
+            factor = 2 if oid == "list_sets_equivalent_list" else 1
+            return self.lib_size(args[0]).mul(self.lib_size(args[1])).by_factor(factor).add(ONE), None
+        if oid == "lists_range" and target is None and len(args) == 1:
+            return _allocating_list(1, _fixed(_literal_uint(args[0], U64)))
+        if target is None:
+            return None
+        if oid == "list_slice" and len(args) == 2:
+            sz = self.lib_size(target)
+            start, end = _literal_uint(args[0], 0), _literal_uint(args[1], sz.max)
+            return _allocating_list(1, _fixed((end - start) % (U64 + 1)))  # Go's uint64 wrap-around
+        if oid in ("list_flatten", "list_flatten_int") and len(args) <= 1:
+            depth = _literal_uint(args[0], U64) if args else 1
+            return _allocating_list(depth, self.lib_size(target))
+        if oid == "list_reverse" and not args:
+            return _allocating_list(1, self.lib_size(target))
+        if oid == "list_distinct" and not args:
+            sz = self.lib_size(target)
+            return _allocating_list(2, sz.mul(sz))
+        if oid.startswith("list_") and oid.endswith("_sort") and not args:
+            sz = self.lib_size(target)
+            elem = oid[len("list_") : -len("_sort")]
+            return _allocating_list(2 + (STRING_FACTOR if elem in ("string", "bytes") else 0), sz.mul(sz))
+        return None
+
     def library_cost(
         self, fn: str, oid: str, target: Expr | None, args: list[Expr]
     ) -> tuple[Est, Est | None] | None:
+        if fn in ("quantity", "isQuantity", "semver", "isSemver") and args:
+            return self.lib_size(args[0]).by_factor(STRING_FACTOR), None
+        if fn in ("major", "minor", "patch"):
+            return ONE, None
+        if fn == "_==_" and len(args) == 2:
+            lt, rt = self.type_of(args[0]), self.type_of(args[1])
+            if lt == rt and lt.name in ("kubernetes.Quantity", "kubernetes.Semver"):
+                return ONE, None
         if fn == "includes" and oid == "dra_includes_dyn_dyn" and target is not None:
             return Est(0, 48), None
         if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
@@ -415,7 +462,9 @@ class Coster:
             return sz.by_factor(STRING_FACTOR), sz
         if fn == "replace" and target is not None and len(args) >= 2:
             sz = self.lib_size(target)
-            return sz.by_factor(2 * STRING_FACTOR), None
+            return sz.by_factor(2 * STRING_FACTOR), _replace_size(
+                sz, self.lib_size(args[0]), self.lib_size(args[1])
+            )
         if fn == "split" and target is not None:
             sz = self.lib_size(target)
             return sz.by_factor(2 * STRING_FACTOR), Est(0, sz.max)
@@ -447,6 +496,40 @@ class Coster:
         ):
             return ONE, None
         return None
+
+
+def _replace_size(sz: Est, old: Est, new: Est) -> Est:
+    """Result size of ``s.replace(old, new)`` (Kubernetes library cost.go): the most and the
+    fewest replacements that can happen, times the replacement, plus what is kept."""
+    if old.min == 0:  # an empty needle surrounds every character
+        count_max, kept_max = (sz.max + 1 if sz.max < U64 else sz.max), sz.max
+    elif new.max <= old.min:
+        count_max, kept_max = 0, sz.max
+    else:
+        count_max, kept_max = math.ceil(sz.max / old.min), 0
+    if old.max == 0:
+        count_min, kept_min = (sz.min + 1 if sz.min < U64 else sz.min), sz.min
+    elif old.max <= new.min:
+        count_min, kept_min = 0, sz.min
+    else:
+        count_min, kept_min = math.ceil(sz.min / old.max), 0
+    return Est(count_min, count_max).mul(new).add(Est(kept_min, kept_max))
+
+
+def _literal_uint(e: Expr, default: int) -> int:
+    """cel-go ext ``nodeAsUintValue``: an int literal (negative counts as 0), else ``default``."""
+    if isinstance(e, Literal) and type(e.value) is int:
+        return max(e.value, 0)
+    return default
+
+
+def _fixed(n: int) -> Est:
+    return Est(n, n)
+
+
+def _allocating_list(factor: float, size: Est) -> tuple[Est, Est | None]:
+    """cel-go ext ``estimateAllocatingListCall``: size × factor, plus the call and the list."""
+    return size.by_factor(factor).add(ONE).add(Est(10, 10)), size
 
 
 _STRING_COMPARE = frozenset(

@@ -162,6 +162,144 @@ def _split(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
+class _BadVersion:
+    """A memoised version-parse failure (its message, without the attribute name)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+_SEMVER_CACHE_MAX = 8192
+_semver_cache: dict[str, Any] = {}
+
+
+def _version_value(name: str, text: Any) -> Any:
+    """``kubernetes.parse_semver`` memoised by string: the same few driver/CUDA versions appear on
+    every device of a fleet, and a parsed ``Semver`` is immutable, so devices may share it."""
+    if type(text) is not str:
+        try:
+            return kubernetes.parse_semver(text)
+        except EvalError as e:
+            raise EvalError(f"attribute {name}: parse semantic version: {e.message}") from None
+    v = _semver_cache.get(text)
+    if v is None:
+        try:
+            v = kubernetes.parse_semver(text)
+        except EvalError as e:
+            v = _BadVersion(e.message)
+        if len(_semver_cache) >= _SEMVER_CACHE_MAX:
+            _semver_cache.clear()
+        _semver_cache[text] = v
+    if type(v) is _BadVersion:
+        raise EvalError(f"attribute {name}: parse semantic version: {v.message}")
+    return v
+
+
+_SPLIT_CACHE_MAX = 65536
+_split_cache: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def _has_list_value(attr: Any) -> bool:
+    return isinstance(attr, Mapping) and any(attr.get(k) is not None for k in _LIST_KEYS)
+
+
+_LIST_KEYS = ("ints", "bools", "strings", "versions")
+
+
+def device_vars_both(driver: str, device: Mapping[str, Any]) -> tuple[dict[str, Any] | EvalError, dict[str, Any] | EvalError]:
+    """``(device_vars(lists=True), device_vars(lists=False))`` in one pass over the attributes.
+
+    The cold path of every selector (the allocator's first sight of a device) is dominated by
+    building this activation, so the common shape -- each attribute a dict with exactly one
+    typed, non-null value -- is converted inline, version strings are parsed once per distinct
+    string, and the "any list-valued attribute?" test rides along.  Anything unusual (several
+    keys, a null value, a conversion error, list-valued attributes needing the scalar-only
+    variant) goes through :func:`device_vars`, the reference, so outcomes and error texts are
+    identical by construction.
+    """
+    raw_attrs = device.get("attributes") or {}
+    attributes: DomainMap = DomainMap()
+    has_lists = False
+    splits = _split_cache
+    for name, attr in raw_attrs.items():
+        if type(attr) is dict and len(attr) == 1:
+            ((k, v),) = attr.items()
+            if v is None:
+                return _fallback(driver, device)
+            if k == "string":
+                value: Any = str(v)
+            elif k == "int":
+                value = int(v)
+            elif k == "version":
+                try:
+                    value = _version_value(name, v)
+                except EvalError:
+                    return _fallback(driver, device)
+            elif k == "bool":
+                value = bool(v)
+            elif k in ("ints", "bools", "strings"):
+                has_lists = True
+                value = list(v)
+            elif k == "versions":
+                has_lists = True
+                try:
+                    value = [_version_value(name, x) for x in v]
+                except EvalError:
+                    return _fallback(driver, device)
+            else:
+                return _fallback(driver, device)
+        else:
+            return _fallback(driver, device)
+        key = (name, driver)
+        where = splits.get(key)
+        if where is None:
+            where = _split(name, driver)
+            if len(splits) >= _SPLIT_CACHE_MAX:
+                splits.clear()
+            splits[key] = where
+        inner = attributes.get(where[0])
+        if inner is None:
+            inner = attributes[where[0]] = {}
+        inner[where[1]] = value
+    capacity: DomainMap = DomainMap()
+    for name, cap in (device.get("capacity") or {}).items():
+        raw = cap.get("value") if isinstance(cap, Mapping) else cap
+        if isinstance(raw, Quantity):
+            q = raw
+        else:
+            try:
+                q = Quantity.parse(str(raw))
+            except QuantityError:
+                return _fallback(driver, device)
+        domain, ident = _split(name, driver)
+        inner = capacity.get(domain)
+        if inner is None:
+            inner = capacity[domain] = {}
+        inner[ident] = q
+    all_: dict[str, Any] = {
+        "device": StructValue(
+            DEVICE_TYPE,
+            {
+                "driver": driver,
+                "attributes": attributes,
+                "capacity": capacity,
+                "allowMultipleAllocations": bool(device.get("allowMultipleAllocations") or False),
+            },
+        )
+    }
+    if has_lists:
+        return all_, device_vars(driver, device, lists=False)
+    return all_, all_
+
+
+def _fallback(driver: str, device: Mapping[str, Any]) -> tuple[dict[str, Any] | EvalError, dict[str, Any] | EvalError]:
+    all_ = device_vars(driver, device, lists=True)
+    has_lists = any(_has_list_value(a) for a in (device.get("attributes") or {}).values())
+    return all_, (device_vars(driver, device, lists=False) if has_lists else all_)
+
+
 def device_vars(driver: str, device: Mapping[str, Any], *, lists: bool) -> dict[str, Any] | EvalError:
     """The ``device`` activation, or the error upstream reports while building it."""
     attributes: DomainMap = DomainMap()

@@ -301,11 +301,15 @@ class Planner:
         self.scopes: list[dict[str, tuple[int, bool]]] = []  # name -> (slot, is_accumulator)
         self.nslots = 0
         self.consts: dict[int, _Const] = {}  # id(closure) -> constant
+        # Every constant closure stays referenced while planning: a folded-away constant freed
+        # early would let a later, non-constant closure reuse its id() and be mistaken for it.
+        self._pinned: list[Fn] = []
 
     # utilities -------------------------------------------------------------------------------
     def const(self, value: Any) -> Fn:
         f: Fn = lambda fr: value  # noqa: E731
         self.consts[id(f)] = _Const(value)
+        self._pinned.append(f)
         return f
 
     def const_error(self, message: str) -> Fn:
@@ -313,6 +317,7 @@ class Planner:
             raise EvalError(message)
 
         self.consts[id(f)] = _Const(error=message)
+        self._pinned.append(f)
         return f
 
     def charge(self, f: Fn, cost: int) -> Fn:
@@ -390,6 +395,10 @@ class Planner:
                         raise EvalError(f"no such field '{field}'")
                     x = v[field]
                     return not (x is None or x is False or x == "" or x == 0 or x == [] or x == {})
+                if isinstance(v, dict) and hasattr(type(v), "__missing__"):
+                    # DRA's outer maps (env.DomainMap) answer every lookup (an unknown domain
+                    # is an empty map), and cel-go's has() asks the map's Find: always present.
+                    return True
                 if isinstance(v, dict):
                     return field in v
                 if type(v) is Optional:
@@ -399,7 +408,8 @@ class Planner:
                     return isinstance(inner, dict) and field in inner
                 raise EvalError("no such overload")
 
-            return self.charge(has, 1)
+            # The Kubernetes base environment sets PresenceTestHasCost(false): has() is free.
+            return has
         operand_t = self.c.types.get(e.operand.id)
         if operand_t is not None and operand_t.kind == T.MAP_K:
 
@@ -665,21 +675,30 @@ class Planner:
         lhs, rhs = (self.plan(a) for a in e.args)
         stop = not is_and  # the absorbing value: False for &&, True for ||
 
+        # cel-go keeps the *first* error (or non-bool operand) it meets and reports it unless
+        # the other operand absorbs; an error on the right never replaces one from the left.
         def logic(fr: Frame) -> Any:
             try:
                 a = lhs(fr)
             except EvalError as err:
-                b = rhs(fr)
+                try:
+                    b = rhs(fr)
+                except EvalError:
+                    raise err from None
                 if b is stop:
                     return stop
                 raise err from None
             if a is stop:
                 return stop
-            b = rhs(fr)
             if type(a) is not bool:
+                try:
+                    b = rhs(fr)
+                except EvalError:
+                    raise EvalError("no such overload") from None
                 if b is stop:
                     return stop
                 raise EvalError("no such overload")
+            b = rhs(fr)
             if type(b) is not bool:
                 raise EvalError("no such overload")
             return b

@@ -130,7 +130,12 @@ def render_error(source: Source, offset: int, message: str) -> str:
     line, col = source.location(offset)
     text = f"ERROR: {source.description}:{line}:{col + 1}: {message}"
     snippet = source.snippet(line).replace("\t", " ")
-    text += "\n | " + snippet + "\n | " + "." * min(col, len(snippet)) + "^"
+    if len(snippet.encode("utf-8")) > 16384:  # cel-go leaves out snippets this long
+        return text
+    # cel-go marks characters that take more than one UTF-8 byte with full-width dots/carets.
+    dots = "".join("\uff0e" if ord(ch) > 0x7F else "." for ch in snippet[:col])
+    at = snippet[col : col + 1]
+    text += "\n | " + snippet + "\n | " + dots + ("\uff3e" if at and ord(at) > 0x7F else "^")
     return text
 
 
@@ -485,16 +490,10 @@ class Parser:
             ops: list[Token] = []
             while self.peek_op(op):
                 ops.append(self.advance())
-            if (
-                op == "-"
-                and self.tok.kind in (T_INT, T_DOUBLE)
-                and not self.toks[self.pos + 1].text.startswith(".")
-            ):
-                # A sign directly before a number belongs to the literal.
-                lit_minus = ops.pop()
-                num = self.advance()
-                operand = self.member(self._number(num, negative=True, offset=lit_minus.offset))
-            elif op == "-" and self.tok.kind in (T_INT, T_DOUBLE):
+            # A lone sign directly before a number belongs to the literal (ANTLR picks the
+            # signed-literal alternative); with two or more, every '-' is an operator and an
+            # even count cancels out.
+            if op == "-" and len(ops) == 1 and self.tok.kind in (T_INT, T_DOUBLE):
                 lit_minus = ops.pop()
                 num = self.advance()
                 operand = self.member(self._number(num, negative=True, offset=lit_minus.offset))
@@ -531,9 +530,11 @@ class Parser:
                 self.advance()
                 name = self._field_name()
                 if self.peek_op("("):
+                    # cel-go places a call (and a macro's expansion) at its '(' token.
+                    open_offset = self.tok.offset
                     self.advance()
                     args = self._expr_list(")")
-                    e = self._call(name.text, name.offset, args, target=e, call_offset=name.offset)
+                    e = self._call(name.text, name.offset, args, target=e, call_offset=open_offset)
                 elif self.peek_op("{") and self._is_qualified(e):
                     e = self._struct(self._qualified_name(e) + "." + name.text, name.offset)
                 else:
@@ -618,9 +619,10 @@ class Parser:
                 raise self.fail(_PRIMARY_EXPECTING)
             self.advance()
             if self.peek_op("("):
+                open_offset = self.tok.offset
                 self.advance()
                 args = self._expr_list(")")
-                return self._call(t.text, t.offset, args, target=None, call_offset=t.offset)
+                return self._call(t.text, t.offset, args, target=None, call_offset=open_offset)
             if self.peek_op("{"):
                 return self._struct(t.text, t.offset)
             return Ident(self.new_id(t.offset), t.offset, t.text)
@@ -630,9 +632,10 @@ class Parser:
                 self.advance()
                 name = self._field_name()
                 if self.peek_op("("):
+                    open_offset = self.tok.offset
                     self.advance()
                     args = self._expr_list(")")
-                    return self._call(name.text, name.offset, args, target=None, call_offset=name.offset)
+                    return self._call(name.text, name.offset, args, target=None, call_offset=open_offset)
                 if self.peek_op("{"):
                     return self._struct("." + name.text, name.offset)
                 return Ident(self.new_id(t.offset), t.offset, "." + name.text)

@@ -155,6 +155,8 @@ def format_type(t: CelType) -> str:
         return f"type({format_type(t.params[0])})" if t.params else "type"
     if k == NULL_K:
         return "null"
+    if k == ANY_K:
+        return "any"
     return t.name
 
 

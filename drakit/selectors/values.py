@@ -144,7 +144,7 @@ def equal(a: Any, b: Any) -> bool:
         return bool(a == b)
     if a is None or b is None:
         return a is None and b is None
-    if ta is bool or tb is bool:
+    if (ta is bool or tb is bool) and not isinstance(a, Quantity | Semver):
         return False
     if ta in _NUMERIC and tb in _NUMERIC:
         if ta is float or tb is float:
@@ -164,8 +164,10 @@ def equal(a: Any, b: Any) -> bool:
         if isinstance(b, Semver):
             return bool(a == b)
         raise no_such_overload()
+    # cel-go dispatches on the left operand: a string, list, map... compared with a
+    # Quantity/Semver is simply not equal; only the library types' own Equal raises.
     if isinstance(b, Quantity | Semver):
-        raise no_such_overload()
+        return False
     if isinstance(a, list | tuple):
         if not isinstance(b, list | tuple) or len(a) != len(b):
             return False
@@ -249,7 +251,14 @@ def in_list(x: Any, lst: Any) -> bool:
     tx = type(x)
     if tx is str:
         return x in lst  # only strings equal strings
-    return any(equal(x, e) for e in lst)
+    # cel-go's list Contains treats an error from Equal as "not this element".
+    for e in lst:
+        try:
+            if equal(x, e):
+                return True
+        except EvalError:
+            continue
+    return False
 
 
 def map_lookup(m: dict[Any, Any], k: Any) -> Any:
@@ -285,3 +294,35 @@ __all__ = [
     "size",
     "type_name",
 ]
+
+
+def bool_conversion_message(v: Any) -> str:
+    """What upstream's DeviceMatches reports for a selector result that is not a bool.
+
+    It wraps the Go ``ConvertToNative(bool)`` error of the value's type, so the text names
+    the type twice, in cel-go's per-type wording (``common/types/*.go``).
+    """
+    t = type(v)
+    if t is int:
+        detail = "unsupported type conversion from 'int' to bool"
+    elif t is Uint:
+        detail = "unsupported type conversion from 'uint' to bool"
+    elif t is float:
+        detail = "type conversion error from Double to 'bool'"
+    elif t is str:
+        detail = "unsupported native conversion from string to 'bool'"
+    elif t is bytes:
+        detail = "type conversion error from Bytes to 'bool'"
+    elif v is None:
+        detail = "type conversion error from 'null_type' to 'bool'"
+    elif isinstance(v, list | tuple):
+        detail = "type conversion error from list to 'bool'"
+    elif isinstance(v, dict):
+        detail = "type conversion error from map to 'bool'"
+    elif isinstance(v, Semver):
+        detail = "type conversion error from 'Semver' to 'bool'"
+    elif isinstance(v, Quantity):
+        detail = "type conversion error from 'Quantity' to 'bool'"
+    else:
+        return f"CEL result of type {type_name(v)} could not be converted to bool"
+    return f"CEL result of type {type_name(v)} could not be converted to bool: {detail}"

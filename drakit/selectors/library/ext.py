@@ -14,7 +14,7 @@ from drakit.selectors.checker import Env
 from drakit.selectors.library import fn
 from drakit.selectors.library.standard import format_double
 from drakit.selectors.types import OPTIONAL_NONE, EvalError, Optional, Uint, map_key, unmap_key
-from drakit.selectors.values import compare, equal, go_type_name, in_list, size, type_name
+from drakit.selectors.values import compare, equal, in_list, size, type_name
 
 A = T.param("A")
 B = T.param("B")
@@ -78,14 +78,15 @@ def _split(s: str, sep: str, n: int = -1) -> list[str]:
 
 
 def _substring(s: str, start: int, end: int | None = None) -> str:
-    if end is None:
-        end = len(s)
+    # cel-go's order of checks: the range first (two-argument form only), then each bound.
+    if end is not None and start > end:
+        raise EvalError(f"invalid substring range. start: {start}, end: {end}")
     if start < 0 or start > len(s):
         raise EvalError(f"index out of range: {start}")
+    if end is None:
+        end = len(s)
     if end < 0 or end > len(s):
         raise EvalError(f"index out of range: {end}")
-    if start > end:
-        raise EvalError(f"invalid substring range. start: {start}, end: {end}")
     return s[start:end]
 
 
@@ -120,10 +121,6 @@ def _quote(s: str) -> str:
     return "".join(out)
 
 
-def _reverse(s: str) -> str:
-    return s[::-1]
-
-
 def _fmt_value(v: Any, verb: str) -> str:
     t = type(v)
     if verb == "s":
@@ -149,7 +146,7 @@ def _fmt_value(v: Any, verb: str) -> str:
         if t is int or t is Uint:
             return str(int(v))
         raise EvalError(
-            f"error during formatting: decimal clause can only be used on integers, was given {go_type_name(v)}"
+            f"error during formatting: decimal clause can only be used on integers, was given {type_name(v)}"
         )
     if verb in "fe":
         raise EvalError("error during formatting: unsupported in drakit")
@@ -162,14 +159,14 @@ def _fmt_value(v: Any, verb: str) -> str:
             s = v.hex()
         else:
             raise EvalError(
-                f"error during formatting: only integers, byte buffers, and strings can be formatted as hex, was given {go_type_name(v)}"
+                f"error during formatting: only integers, byte buffers, and strings can be formatted as hex, was given {type_name(v)}"
             )
         return s.upper() if verb == "X" else s
     if verb == "o":
         if t is int or t is Uint:
             return format(int(v), "o")
         raise EvalError(
-            f"error during formatting: octal clause can only be used on integers, was given {go_type_name(v)}"
+            f"error during formatting: octal clause can only be used on integers, was given {type_name(v)}"
         )
     if verb == "b":
         if t is int or t is Uint:
@@ -177,7 +174,7 @@ def _fmt_value(v: Any, verb: str) -> str:
         if t is bool:
             return "1" if v else "0"
         raise EvalError(
-            f"error during formatting: only integers and bools can be formatted as binary, was given {go_type_name(v)}"
+            f"error during formatting: only integers and bools can be formatted as binary, was given {type_name(v)}"
         )
     raise EvalError(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
 
@@ -216,7 +213,7 @@ def _format(fmt: str, args: list[Any]) -> str:
         if verb in "fe":
             if type(v) not in (float, int, Uint):
                 raise EvalError(
-                    f"error during formatting: fixed-point clause can only be used on doubles, was given {go_type_name(v)}"
+                    f"error during formatting: fixed-point clause can only be used on doubles, was given {type_name(v)}"
                 )
             p = 6 if prec is None else prec
             out.append(format(float(v), f".{p}{verb}"))
@@ -245,7 +242,8 @@ def declare_strings(env: Env) -> None:
     fn(env, "join", "list_join_string", [LS, S], S, _join, member=True)
     fn(env, "strings.quote", "strings_quote", [S], S, _quote)
     fn(env, "format", "string_format", [S, T.list_of(T.DYN_T)], S, _format, member=True)
-    fn(env, "reverse", "string_reverse", [S], S, _reverse, member=True)
+    # No string ``reverse()``: it arrived with strings version 3, and the Kubernetes base
+    # environment declares ``ext.Strings(StringsVersion(2))``.
 
 
 # ---------------------------------------------------------------------------------------------

@@ -150,7 +150,7 @@ def _sum(lst: list[Any], zero: Any) -> Any:
 
 def _min(lst: list[Any]) -> Any:
     if not lst:
-        raise EvalError("min(list) called on empty list")
+        raise EvalError("min called on empty list")
     best = lst[0]
     for x in lst[1:]:
         if compare(x, best) < 0:
@@ -160,7 +160,7 @@ def _min(lst: list[Any]) -> Any:
 
 def _max(lst: list[Any]) -> Any:
     if not lst:
-        raise EvalError("max(list) called on empty list")
+        raise EvalError("max called on empty list")
     best = lst[0]
     for x in lst[1:]:
         if compare(x, best) > 0:

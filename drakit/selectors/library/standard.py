@@ -157,31 +157,54 @@ def _double_to_uint(d: float) -> Uint:
     return Uint(int(d))
 
 
+# cel-go's string conversions drop strconv's error and report a plain type conversion
+# error (common/types/string.go ConvertToType), whatever went wrong: syntax or range.
+def _conversion_error(target: str) -> EvalError:
+    return EvalError(f"type conversion error from 'string' to '{target}'")
+
+
 def _string_to_int(s: str) -> int:
-    if re.fullmatch(r"[+-]?[0-9]+", s) is None:
-        raise EvalError(f'strconv.ParseInt: parsing "{s}": invalid syntax')
+    if re.fullmatch(r"[+-]?[0-9]+", s, re.ASCII) is None:
+        raise _conversion_error("int")
     v = int(s)
     if not INT64_MIN <= v <= INT64_MAX:
-        raise EvalError(f'strconv.ParseInt: parsing "{s}": value out of range')
+        raise _conversion_error("int")
     return v
 
 
 def _string_to_uint(s: str) -> Uint:
-    if re.fullmatch(r"[0-9]+", s) is None:
-        raise EvalError(f'strconv.ParseUint: parsing "{s}": invalid syntax')
+    if re.fullmatch(r"[0-9]+", s, re.ASCII) is None:  # ParseUint takes no sign
+        raise _conversion_error("uint")
     v = int(s)
     if v > UINT64_MAX:
-        raise EvalError(f'strconv.ParseUint: parsing "{s}": value out of range')
+        raise _conversion_error("uint")
     return Uint(v)
 
 
-_FLOAT_RE = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[iI]nf(?:inity)?|NaN)")
+# Go's strconv.ParseFloat: decimal with optional exponent, hex mantissa with a mandatory
+# binary exponent, "inf"/"infinity" (signed, any case) and "nan" (unsigned, any case).
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_HEX_FLOAT_RE = re.compile(
+    r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+", re.ASCII
+)
+_SPECIAL_FLOAT_RE = re.compile(r"[+-]?(?:inf|infinity)|nan", re.ASCII | re.IGNORECASE)
 
 
 def _string_to_double(s: str) -> float:
-    if _FLOAT_RE.fullmatch(s) is None:
-        raise EvalError(f'strconv.ParseFloat: parsing "{s}": invalid syntax')
-    return float(s)
+    if _SPECIAL_FLOAT_RE.fullmatch(s):
+        return float(s)
+    if _FLOAT_RE.fullmatch(s):
+        v = float(s)
+    elif _HEX_FLOAT_RE.fullmatch(s):
+        try:
+            v = float.fromhex(s)
+        except OverflowError:
+            raise _conversion_error("double") from None
+    else:
+        raise _conversion_error("double")
+    if math.isinf(v):  # out of range: ParseFloat reports ErrRange, cel-go an error
+        raise _conversion_error("double")
+    return v
 
 
 def _string_to_bool(s: str) -> bool:
@@ -300,6 +323,15 @@ def format_timestamp(t: Timestamp) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def _not_equal(a: Any, b: Any) -> bool:
+    """cel-go's ``!=`` is "not (a == b) == true": an equality error (a Quantity or Semver
+    against another type) makes it true, where ``==`` reports the error."""
+    try:
+        return not equal(a, b)
+    except EvalError:
+        return True
+
+
 def _not_strictly_false(v: Any) -> bool:
     return v if type(v) is bool else True
 
@@ -332,32 +364,34 @@ def declare(env: Env) -> None:
     fn(env, "!_", "logical_not", [BOOL], BOOL, lambda a: not a)
     fn(env, "@not_strictly_false", "not_strictly_false", [BOOL], BOOL, _not_strictly_false)
     fn(env, "_==_", "equals", [A, A], BOOL, equal)
-    fn(env, "_!=_", "not_equals", [A, A], BOOL, lambda a, b: not equal(a, b))
+    fn(env, "_!=_", "not_equals", [A, A], BOOL, _not_equal)
 
     fn(env, "-_", "negate_int64", [INT], INT, _neg_int)
     fn(env, "-_", "negate_double", [DOUBLE], DOUBLE, lambda a: -a)
 
-    fn(env, "_+_", "add_int64", [INT, INT], INT, _add_int)
-    fn(env, "_+_", "add_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a + b))
-    fn(env, "_+_", "add_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a + b)
-    fn(env, "_+_", "add_string", [STRING, STRING], STRING, lambda a, b: a + b)
+    # Declaration order is cel-go's (common/stdlib): with a free type variable, e.g.
+    # [].map(m, m + m), the first matching overload decides what the variable binds to.
     fn(env, "_+_", "add_bytes", [BYTES, BYTES], BYTES, lambda a, b: a + b)
-    fn(env, "_+_", "add_list", [LA, LA], LA, lambda a, b: [*a, *b])
-    fn(env, "_+_", "add_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos + b.nanos))
-    fn(env, "_+_", "add_duration_timestamp", [DUR, TS], TS, lambda a, b: _ts(a.nanos + b.nanos))
+    fn(env, "_+_", "add_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a + b)
     fn(env, "_+_", "add_duration_duration", [DUR, DUR], DUR, lambda a, b: _dur(a.nanos + b.nanos))
-    fn(env, "_-_", "subtract_int64", [INT, INT], INT, _sub_int)
-    fn(env, "_-_", "subtract_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a - b))
+    fn(env, "_+_", "add_duration_timestamp", [DUR, TS], TS, lambda a, b: _ts(a.nanos + b.nanos))
+    fn(env, "_+_", "add_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos + b.nanos))
+    fn(env, "_+_", "add_int64", [INT, INT], INT, _add_int)
+    fn(env, "_+_", "add_list", [LA, LA], LA, lambda a, b: [*a, *b])
+    fn(env, "_+_", "add_string", [STRING, STRING], STRING, lambda a, b: a + b)
+    fn(env, "_+_", "add_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a + b))
     fn(env, "_-_", "subtract_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a - b)
-    fn(env, "_-_", "subtract_timestamp_timestamp", [TS, TS], DUR, lambda a, b: _dur(a.nanos - b.nanos))
-    fn(env, "_-_", "subtract_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos - b.nanos))
     fn(env, "_-_", "subtract_duration_duration", [DUR, DUR], DUR, lambda a, b: _dur(a.nanos - b.nanos))
+    fn(env, "_-_", "subtract_int64", [INT, INT], INT, _sub_int)
+    fn(env, "_-_", "subtract_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos - b.nanos))
+    fn(env, "_-_", "subtract_timestamp_timestamp", [TS, TS], DUR, lambda a, b: _dur(a.nanos - b.nanos))
+    fn(env, "_-_", "subtract_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a - b))
+    fn(env, "_*_", "multiply_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a * b)
     fn(env, "_*_", "multiply_int64", [INT, INT], INT, _mul_int)
     fn(env, "_*_", "multiply_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a * b))
-    fn(env, "_*_", "multiply_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a * b)
+    fn(env, "_/_", "divide_double", [DOUBLE, DOUBLE], DOUBLE, _div_double)
     fn(env, "_/_", "divide_int64", [INT, INT], INT, _div_int)
     fn(env, "_/_", "divide_uint64", [UINT, UINT], UINT, _div_uint)
-    fn(env, "_/_", "divide_double", [DOUBLE, DOUBLE], DOUBLE, _div_double)
     fn(env, "_%_", "modulo_int64", [INT, INT], INT, _mod_int)
     fn(env, "_%_", "modulo_uint64", [UINT, UINT], UINT, _mod_uint)
 
