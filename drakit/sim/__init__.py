@@ -4,15 +4,16 @@ Public API::
 
     load_scenario(path) -> Scenario            # YAML with line-numbered errors
     parse_scenario(text, source) -> Scenario
-    run_scenario(scenario, seed) -> SimulationResult
+    run_scenario(scenario, seed, options=SimOptions(fast=True)) -> SimulationResult
 
 Stages: ``scenario`` (file -> Scenario), ``controller`` (claims from templates), ``cluster``
-(in-memory objects and versions), ``scheduler`` (one scheduling cycle), ``runner`` (the
-event loop), ``result`` (outcomes and summaries), ``report`` (text, JSON, charts).
+(in-memory objects and versions), ``scheduler`` (one scheduling cycle; ``fastpath`` holds its
+per-shape node verdicts), ``runner`` (the event loop), ``result`` (outcomes and summaries),
+``report`` (text, JSON, charts).
 """
 
 from drakit.sim.result import PodResult, SimEvent, SimulationResult
-from drakit.sim.runner import run_scenario
+from drakit.sim.runner import SimOptions, run_scenario
 from drakit.sim.scenario import NodeGroup, Scenario, load_scenario, parse_add_nodes, parse_scenario
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "PodResult",
     "Scenario",
     "SimEvent",
+    "SimOptions",
     "SimulationResult",
     "load_scenario",
     "parse_add_nodes",

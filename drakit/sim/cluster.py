@@ -9,7 +9,9 @@ allocator's per-node answers until they may have changed instead of asking again
 * a device of a pool that is not node-local changed -> ``shared_version`` moves and every
   cached answer is stale;
 * anything at all changed -> ``version`` moves (used to reuse a whole failed attempt for
-  identical pods, see ``scheduler``).
+  identical pods, see ``scheduler``);
+* a node's pods or devices changed -> its position is appended to ``changes`` (the fast
+  scheduler path re-examines exactly those nodes, see ``fastpath``).
 """
 
 from __future__ import annotations
@@ -56,6 +58,20 @@ class SimClaim:
     owner_uid: str = ""
     spec_sig: str = ""
     version: int = 0
+    _view: dict[str, Any] | None = None
+
+    def allocator_view(self) -> dict[str, Any]:
+        """The claim as the allocator needs it: name, namespace and spec, without status.
+
+        The allocator deep-copies every claim it is given; this keeps that copy small.  The
+        view shares ``spec`` with the claim (nothing modifies a claim's spec).
+        """
+        view = self._view
+        if view is None:
+            meta = self.obj.get("metadata") or {}
+            view = {"metadata": {k: meta[k] for k in ("name", "namespace") if k in meta}, "spec": self.obj.get("spec") or {}}
+            self._view = view
+        return view
 
     @property
     def name(self) -> str:
@@ -151,6 +167,10 @@ class SimCluster:
         self.pods: dict[str, SimPod] = {}
         self.version = 0
         self.shared_version = 0
+        # Positions of nodes whose state changed, in order; entry i is change number
+        # changes_base + i (the log is emptied from time to time, see Scheduler).
+        self.changes: list[int] = []
+        self.changes_base = 0
 
     # -- device state -------------------------------------------------------------------------
 
@@ -162,10 +182,15 @@ class SimCluster:
                 self.shared_version += 1
             else:
                 self.nodes[owner].cache = {}
+                self.changes.append(owner)
 
-    def allocate_claim(self, claim: SimClaim, allocation: Mapping[str, Any]) -> None:
-        """Reserve: record the allocation and tell the allocator the devices are taken."""
-        claim.obj.setdefault("status", {})["allocation"] = _copy(allocation)
+    def allocate_claim(self, claim: SimClaim, allocation: Mapping[str, Any], *, copy: bool = True) -> None:
+        """Reserve: record the allocation and tell the allocator the devices are taken.
+
+        ``copy=False`` stores the allocator's result itself: nothing changes an allocation
+        once stored, and the node's cached answer that held it is dropped by this very call.
+        """
+        claim.obj.setdefault("status", {})["allocation"] = _copy(allocation) if copy else allocation
         claim.version += 1
         self.allocator.commit(claim.obj)
         self._touch(allocation)
@@ -182,8 +207,10 @@ class SimCluster:
         claim.version += 1
         self._touch(allocation)
 
-    def note_node_change(self) -> None:
+    def note_node_change(self, node: SimNode) -> None:
+        """A pod was bound to ``node`` or left it."""
         self.version += 1
+        self.changes.append(node.index)
 
 
 def _copy(value: Any) -> Any:

@@ -47,6 +47,17 @@ _FINISH, _ARRIVE = 0, 1  # at equal times, releases happen before arrivals
 _DeviceKey = tuple[str, str, str]
 
 
+@dataclass(frozen=True)
+class SimOptions:
+    """How a run computes its answer; never what the answer is.
+
+    ``fast=False`` schedules with the literal node-by-node Filter and per-node Score loop
+    (the reference the fast path is tested against); both give byte-identical results.
+    """
+
+    fast: bool = True
+
+
 @dataclass
 class _Usage:
     """Bookkeeping for one allocated claim (utilisation and stranded capacity)."""
@@ -108,8 +119,11 @@ def _probe_claim(spec: Mapping[str, Any]) -> dict[str, Any]:
 class Run:
     """State of one simulation; :func:`run_scenario` is the way to use it."""
 
-    def __init__(self, scenario: Scenario, seed: int, allocator: AllocatorFactory | None = None) -> None:
+    def __init__(
+        self, scenario: Scenario, seed: int, allocator: AllocatorFactory | None = None, options: SimOptions | None = None
+    ) -> None:
         self.scenario = scenario
+        self.options = options or SimOptions()
         self.seed = seed
         self.names = random.Random(f"drakit-sim/names/{seed}")
         # Phase 1: objects.
@@ -124,6 +138,7 @@ class Run:
         for std in scenario.standard_classes:
             classes.append(templates.nvidia_device_class() if std == templates.NVIDIA_DRIVER else templates.example_device_class())
         self.templates: dict[tuple[str, str], dict[str, Any]] = {}
+        self._template_sigs: dict[tuple[str, str], str] = {}
         initial_claims: list[dict[str, Any]] = []
         self.manifest_pods: list[dict[str, Any]] = []
         for obj in scenario.objects:
@@ -150,7 +165,7 @@ class Run:
             driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
             for d in spec.get("devices") or []:
                 self.device_info[(driver, pool, d.get("name", ""))] = (_device_product(driver, d), _device_memory(d))
-        self.scheduler = Scheduler(self.cluster, self.classes, seed)
+        self.scheduler = Scheduler(self.cluster, self.classes, seed, fast=self.options.fast)
 
         # Phase 2: probes on one empty node per node template (before anything is in use).
         groups: dict[str, list[int]] = {}
@@ -314,7 +329,11 @@ class Run:
                 pod_claim_name=pc.name,
                 uid=deterministic_uid(self.seed, "ResourceClaim", namespace, claim_name),
             )
-            claim = SimClaim(f"{namespace}/{claim_name}", obj, generated=True, owner_uid=pod.uid, spec_sig=spec_signature(obj["spec"]))
+            sig = self._template_sigs.get((namespace, pc.template))
+            if sig is None:
+                # Every claim from a template shares the template's spec object: sign it once.
+                sig = self._template_sigs[(namespace, pc.template)] = spec_signature(obj["spec"])
+            claim = SimClaim(f"{namespace}/{claim_name}", obj, generated=True, owner_uid=pod.uid, spec_sig=sig)
             self.cluster.claims[claim.key] = claim
             pod.claim_names[pc.name] = claim_name
         heapq.heappush(self.active, (pod.seq, pod))
@@ -360,7 +379,7 @@ class Run:
         node.req_mem -= pod.mem
         node.nz_cpu -= pod.nz_cpu
         node.nz_mem -= pod.nz_mem
-        self.cluster.note_node_change()
+        self.cluster.note_node_change(node)
         # The claim controller: drop the reservation; deallocate unused claims; delete the
         # pod's generated claims with it.
         for pc in pod.claims:
@@ -553,10 +572,11 @@ def run_scenario(
     *,
     allocator: AllocatorFactory | None = None,
     progress: Progress | None = None,
+    options: SimOptions | None = None,
 ) -> SimulationResult:
     """Replay ``scenario`` with ``seed`` (default: the scenario's own) and return every outcome.
 
     Stops before building anything when the scenario's estimated memory exceeds its limit.
     """
     scenario.check_memory()
-    return Run(scenario, scenario.seed if seed is None else seed, allocator).run(progress)
+    return Run(scenario, scenario.seed if seed is None else seed, allocator, options).run(progress)

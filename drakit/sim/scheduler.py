@@ -29,6 +29,14 @@ nodes that its workers report; here nodes are checked in order, which is what a 
 worker would do.  The allocator's answer per node is cached until that node's devices (or
 a shared pool) change, so filling a cluster asks the allocator about one node per pod
 instead of hundreds.
+
+Two implementations of phases 3, 5 and 6 give the same answer: :meth:`Scheduler._cycle`
+is the literal loop over nodes (``SimOptions(fast=False)``, the reference), and
+:meth:`Scheduler._fast_cycle` keeps per-shape node verdicts and Fenwick trees
+(:mod:`drakit.sim.fastpath`) so that a pod costs O(log n) per changed node instead of a
+Filter call per examined node.  Both examine the same nodes in the same order (so the
+allocator sees the same calls), draw the same random numbers and report the same counts;
+``tests/unit/sim/test_fast_equivalence.py`` holds them to byte-identical results.
 """
 
 from __future__ import annotations
@@ -43,6 +51,18 @@ from typing import Any
 from drakit.sim.allocation import NodeFit
 from drakit.sim.cluster import MAX_RESERVED_FOR, SimClaim, SimCluster, SimNode, SimPod
 from drakit.sim.controller import DELETE_PROTECTION_FINALIZER
+from drakit.sim.fastpath import (
+    CANNOT_ALLOCATE_CODE,
+    FEASIBLE,
+    INSUFFICIENT_CPU,
+    INSUFFICIENT_MEMORY,
+    NOT_AVAILABLE_CODE,
+    TOO_MANY_PODS,
+    ShapeIndex,
+    ShapeIndexes,
+    union_kth,
+    union_prefix,
+)
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE = 5
@@ -145,13 +165,17 @@ def _least_requested(requested: int, capacity: int) -> int:
 class Scheduler:
     """The scheduling cycle over a :class:`SimCluster` (see the module docstring)."""
 
-    def __init__(self, cluster: SimCluster, classes: Mapping[str, Mapping[str, Any]], seed: int) -> None:
+    def __init__(self, cluster: SimCluster, classes: Mapping[str, Mapping[str, Any]], seed: int, *, fast: bool = True) -> None:
         self.cluster = cluster
+        self.fast = fast
+        self._shapes = ShapeIndexes(len(cluster.nodes))
+        self._compact_at = 4 * len(cluster.nodes) + 4096
         self.classes = classes
         self.rng = random.Random(f"drakit-sim/select/{seed}")
         self.next_start = 0
         self.allocator_calls = 0
         self.cache_hits = 0
+        self.node_checks = 0  # nodes run through Filter (work done, not part of any result)
         # pod signature -> (cluster version, attempt): identical pods fail identically until
         # something in the cluster changes.
         self._failed: dict[Any, tuple[int, Attempt]] = {}
@@ -219,7 +243,7 @@ class Scheduler:
             memo = self._failed.get(signature)
             if memo is not None and memo[0] == self.cluster.version:
                 return memo[1]
-        attempt = self._cycle(pod, claims, pending, allocated)
+        attempt = (self._fast_cycle if self.fast else self._cycle)(pod, claims, pending, allocated)
         if signature is not None and attempt.outcome in ("unschedulable", "error") and not attempt.deallocated:
             self._failed[signature] = (self.cluster.version, attempt)
         return attempt
@@ -291,6 +315,7 @@ class Scheduler:
                     if status == "error":
                         self.allocator_calls += calls
                         self.cache_hits += hits
+                        self.node_checks += processed
                         self.next_start = (start + processed) % num_nodes
                         return Attempt(
                             "error",
@@ -307,36 +332,232 @@ class Scheduler:
                 break
         self.cache_hits += hits
         self.allocator_calls += calls
+        self.node_checks += processed
         self.next_start = (start + processed) % num_nodes
 
         if not feasible:
-            # Phase 4: PostFilter.
-            deallocated = ""
-            if not claims:
-                dra_msg = ""
-            else:
-                dra_msg = "still not schedulable"
-                for c in unavailable:
-                    reserved = c.reserved_for
-                    if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
-                        self.cluster.deallocate_claim(c)
-                        dra_msg = "deallocation of ResourceClaim completed"
-                        deallocated = c.key
-                        break
-            unresolvable = num_nodes - resolvable
-            post = ", ".join(m for m in (dra_msg, _preemption(num_nodes, resolvable, unresolvable)) if m)
-            return Attempt(
-                "unschedulable",
-                message=fit_error(num_nodes, "", reasons, post),
-                reason="Unschedulable",
-                deallocated=deallocated,
-                allocator_calls=calls,
-            )
-
+            return self._post_filter(pod, claims, num_nodes, reasons, resolvable, unavailable, calls)
         # Phases 5 and 6: Score and select.
         chosen = feasible[0] if len(feasible) == 1 else self._select(pod, feasible)
         node, chosen_answer, _ = chosen
-        # Phase 7: Reserve, PreBind, Bind.
+        return self._reserve(pod, claims, pending, allocated, node, chosen_answer, calls, copy=True)
+
+    # -- phases 3, 5 and 6 without a node loop (see drakit.sim.fastpath) ---------------------
+
+    def _fast_cycle(self, pod: SimPod, claims: list[SimClaim], pending: list[SimClaim], allocated: list[SimClaim]) -> Attempt:
+        """:meth:`_cycle` with per-shape verdicts: same nodes examined, same draws, same answer."""
+        cluster = self.cluster
+        nodes = cluster.nodes
+        num_nodes = len(nodes)
+        if num_nodes == 0 or (claims and self.pre_filter(claims)):
+            return self._cycle(pod, claims, pending, allocated)  # decided before any node is looked at
+        key = "\x1f".join(c.spec_sig for c in pending)
+        shape = (pod.cpu, pod.mem, key, tuple((c.key, c.version) for c in allocated))
+        changes = cluster.changes
+        if len(changes) > self._compact_at:
+            cluster.changes_base = self._shapes.compact(changes, cluster.changes_base, cluster.shared_version)
+            changes.clear()
+        idx = self._shapes.get(shape, changes, cluster.changes_base, cluster.shared_version)
+        if idx is None:
+            return self._cycle(pod, claims, pending, allocated)
+
+        # Phase 3: Filter.  Walk from the start index: count known-feasible nodes up to the next
+        # stale one, compute that one's verdict exactly as the node loop would, repeat.
+        selectors = [(c, (c.allocation or {}).get("nodeSelector")) for c in allocated]
+        views = [c.allocator_view() for c in pending]
+        shared_version = cluster.shared_version
+        cpu, mem = pod.cpu, pod.mem
+        fit = cluster.allocator.fit
+        stale, feas = idx.stale, idx.feasible
+        calls = 0
+        remaining = num_feasible_nodes_to_find(num_nodes)
+        start = self.next_start
+        last = -1  # position of the last node examined, when the walk stopped early
+        failed: NodeFit | None = None
+        for lo, hi in ((start, num_nodes), (0, start)):
+            p = lo
+            while p < hi:
+                q = stale.first_in(p, hi)
+                stop = hi if q < 0 else q
+                found = feas.count(p, stop)
+                if found >= remaining:
+                    last = feas.kth(feas.prefix(p) + remaining)
+                    remaining = 0
+                    break
+                remaining -= found
+                if q < 0:
+                    break
+                node = nodes[q]
+                self.node_checks += 1
+                bits = 0
+                if node.pods >= node.max_pods:
+                    bits = TOO_MANY_PODS
+                if cpu and cpu > node.alloc_cpu - node.req_cpu:
+                    bits |= INSUFFICIENT_CPU
+                if mem and mem > node.alloc_mem - node.req_mem:
+                    bits |= INSUFFICIENT_MEMORY
+                if bits:
+                    idx.set(q, bits)
+                elif selectors and any(sel is not None and not node_selector_matches(node.obj, sel) for _, sel in selectors):
+                    idx.set(q, NOT_AVAILABLE_CODE)
+                elif pending:
+                    cached = node.cache.get(key)
+                    if cached is None or cached[0] != shared_version:
+                        answer = fit(node.obj, views)
+                        calls += 1
+                        cached = (shared_version, answer, _dra_score(pending, answer) if answer.status == "allocated" else 0)
+                        if answer.status != "error":
+                            node.cache[key] = cached
+                    status = cached[1].status
+                    if status == "error":
+                        failed, last = cached[1], q
+                        break
+                    if status != "allocated":
+                        idx.set(q, CANNOT_ALLOCATE_CODE)
+                    else:
+                        idx.set(q, FEASIBLE, _score_class(idx, node, pod, cached[2]))
+                else:
+                    idx.set(q, FEASIBLE, _score_class(idx, node, pod, 0))
+                if idx.code[q] == FEASIBLE:
+                    remaining -= 1
+                    if remaining == 0:
+                        last = q
+                        break
+                p = q + 1
+            if remaining == 0 or failed is not None:
+                break
+        processed = (last - start) % num_nodes + 1 if last >= 0 else num_nodes
+        self.next_start = (start + processed) % num_nodes
+        # The examined window as at most two position ranges.
+        end = start + processed
+        window = ((start, min(end, num_nodes)), (0, end - num_nodes if end > num_nodes else 0))
+        in_window = sum(feas.count(a, b) for a, b in window if b > a)
+        if pending:
+            # The node loop counts one cached answer for every examined node that reached the
+            # allocator (feasible, no devices, or an error) without calling it.
+            reached = in_window + sum(idx.cannot.count(a, b) for a, b in window if b > a) + (failed is not None)
+            self.cache_hits += reached - calls
+        self.allocator_calls += calls
+        if failed is not None:
+            return Attempt(
+                "error",
+                message=f'running "DynamicResources" filter plugin: {failed.message}',
+                reason="SchedulerError",
+                allocator_calls=calls,
+            )
+
+        if in_window == 0:
+            # Phase 4: every node has a fresh verdict now; the histogram comes from the counts.
+            reasons, resolvable = _histogram(idx)
+            unavailable: list[SimClaim] = []
+            if selectors and idx.reasons[NOT_AVAILABLE_CODE]:
+                code = idx.code
+                for i in itertools.chain(range(start, num_nodes), range(start)):
+                    if code[i] == NOT_AVAILABLE_CODE:
+                        for c, sel in selectors:
+                            if sel is not None and not node_selector_matches(nodes[i].obj, sel) and c not in unavailable:
+                                unavailable.append(c)
+            return self._post_filter(pod, claims, num_nodes, reasons, resolvable, unavailable, calls)
+
+        # Phases 5 and 6: Score by class and select.
+        if in_window == 1:
+            pos = next(p for a, b in window if (p := feas.first_in(a, b)) >= 0)
+        elif idx.classes_on:
+            pos = self._select_by_class(pod, idx, window)
+        else:
+            code = idx.code
+            feasible = []
+            for a, b in window:
+                for i in range(a, b):
+                    if code[i] == FEASIBLE:
+                        n = nodes[i]
+                        entry = n.cache[key] if pending else None
+                        feasible.append((n, entry[1] if entry else None, entry[2] if entry else 0))
+            pos = self._select(pod, feasible)[0].index
+        node = nodes[pos]
+        return self._reserve(pod, claims, pending, allocated, node, node.cache[key][1] if pending else None, calls, copy=False)
+
+    def _select_by_class(self, pod: SimPod, idx: ShapeIndex, window: tuple[tuple[int, int], ...]) -> int:
+        """:meth:`_select` over score classes: same best score, same ties in the same order, same draw."""
+        spans = [(a, b) for a, b in window if b > a]
+        present: list[tuple[int, int]] = []
+        for cid, tree in idx.class_trees.items():
+            prefix = tree.prefix
+            count = 0
+            for a, b in spans:
+                count += prefix(b) - prefix(a)
+            if count:
+                present.append((cid, count))
+        keys = idx.class_key
+        max_dra = max(keys[cid][1] for cid, _ in present)
+        best = -1
+        tie_ids: list[int] = []
+        ties = 0
+        for cid, count in present:
+            base, dra = keys[cid]
+            total = base + dra * MAX_NODE_SCORE // max_dra if max_dra else base
+            if total > best:
+                best, tie_ids, ties = total, [cid], count
+            elif total == best:
+                tie_ids.append(cid)
+                ties += count
+        r = self.rng.randrange(ties) if ties > 1 else 0
+        trees = [idx.class_trees[cid] for cid in tie_ids]
+        # The r-th tie in scan order: in the first span, or else in the wrapped second one.
+        a1, b1 = spans[0]
+        first = union_prefix(trees, b1) - union_prefix(trees, a1)
+        if r < first:
+            return union_kth(trees, union_prefix(trees, a1) + r + 1)
+        return union_kth(trees, r - first + 1)
+
+    # -- phase 4: PostFilter ------------------------------------------------------------------
+
+    def _post_filter(
+        self,
+        pod: SimPod,
+        claims: Sequence[SimClaim],
+        num_nodes: int,
+        reasons: Mapping[str, int],
+        resolvable: int,
+        unavailable: Sequence[SimClaim],
+        calls: int,
+    ) -> Attempt:
+        deallocated = ""
+        if not claims:
+            dra_msg = ""
+        else:
+            dra_msg = "still not schedulable"
+            for c in unavailable:
+                reserved = c.reserved_for
+                if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
+                    self.cluster.deallocate_claim(c)
+                    dra_msg = "deallocation of ResourceClaim completed"
+                    deallocated = c.key
+                    break
+        unresolvable = num_nodes - resolvable
+        post = ", ".join(m for m in (dra_msg, _preemption(num_nodes, resolvable, unresolvable)) if m)
+        return Attempt(
+            "unschedulable",
+            message=fit_error(num_nodes, "", reasons, post),
+            reason="Unschedulable",
+            deallocated=deallocated,
+            allocator_calls=calls,
+        )
+
+    # -- phase 7: Reserve, PreBind, Bind ------------------------------------------------------
+
+    def _reserve(
+        self,
+        pod: SimPod,
+        claims: Sequence[SimClaim],
+        pending: Sequence[SimClaim],
+        allocated: Sequence[SimClaim],
+        node: SimNode,
+        chosen_answer: NodeFit | None,
+        calls: int,
+        *,
+        copy: bool,
+    ) -> Attempt:
         for c in allocated:
             if not any(r.get("uid") == pod.uid for r in c.reserved_for) and len(c.reserved_for) >= MAX_RESERVED_FOR:
                 return Attempt(
@@ -351,7 +572,7 @@ class Scheduler:
                 )
         if chosen_answer is not None:
             for c, result in zip(pending, chosen_answer.results, strict=True):
-                self.cluster.allocate_claim(c, result)
+                self.cluster.allocate_claim(c, result, copy=copy)
         for c in claims:
             finalizers = c.obj["metadata"].setdefault("finalizers", [])
             if DELETE_PROTECTION_FINALIZER not in finalizers:
@@ -363,12 +584,10 @@ class Scheduler:
         node.req_mem += pod.mem
         node.nz_cpu += pod.nz_cpu
         node.nz_mem += pod.nz_mem
-        self.cluster.note_node_change()
+        self.cluster.note_node_change(node)
         return Attempt("bound", node=node.name, allocator_calls=calls)
 
     def _select(self, pod: SimPod, feasible: list[tuple[SimNode, NodeFit | None, int]]) -> tuple[SimNode, NodeFit | None, int]:
-        nz_cpu, nz_mem = pod.nz_cpu, pod.nz_mem
-        balanced = bool(pod.cpu or pod.mem)
         max_dra = max(f[2] for f in feasible)
         # Nodes of one template in the same state score the same: compute each state once.
         memo: dict[tuple[int, int, int, int, int, int], int] = {}
@@ -379,13 +598,7 @@ class Scheduler:
             state = (node.nz_cpu, node.nz_mem, node.alloc_cpu, node.alloc_mem, node.req_cpu, node.req_mem)
             total = memo.get(state)
             if total is None:
-                # NodeResourcesFit, LeastAllocated: mean of cpu and memory (weights 1 and 1).
-                total = (
-                    _least_requested(node.nz_cpu + nz_cpu, node.alloc_cpu)
-                    + _least_requested(node.nz_mem + nz_mem, node.alloc_mem)
-                ) // 2
-                if balanced:
-                    total += _balanced(node, pod)
+                total = base_score(state, pod)
                 memo[state] = total
             if max_dra:
                 total += dra * MAX_NODE_SCORE // max_dra
@@ -397,13 +610,51 @@ class Scheduler:
         return ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
 
 
-def _balanced(node: SimNode, pod: SimPod) -> int:
-    """NodeResourcesBalancedAllocation for cpu and memory (skipped for best-effort pods)."""
-    fractions = []
-    for req, cap in ((node.req_cpu + pod.cpu, node.alloc_cpu), (node.req_mem + pod.mem, node.alloc_mem)):
-        fractions.append(min(req / cap, 1.0) if cap else 1.0)
-    std = abs(fractions[0] - fractions[1]) / 2
-    return int((1 - std) * MAX_NODE_SCORE)
+def _score_class(idx: ShapeIndex, node: SimNode, pod: SimPod, dra: int) -> tuple[int, int]:
+    """(resource score, raw DRA score): equal for nodes that :meth:`Scheduler._select` scores equally."""
+    state = (node.nz_cpu, node.nz_mem, node.alloc_cpu, node.alloc_mem, node.req_cpu, node.req_mem)
+    base = idx.base_memo.get(state)
+    if base is None:
+        base = base_score(state, pod)
+        idx.base_memo[state] = base
+    return base, dra
+
+
+def _histogram(idx: ShapeIndex) -> tuple[dict[str, int], int]:
+    """FitError's reasons and the Unschedulable (preemption-resolvable) node count from verdict counts."""
+    reasons: dict[str, int] = {}
+    resolvable = 0
+    for code in range(1, 8):
+        count = idx.reasons[code]
+        if not count:
+            continue
+        resolvable += count
+        for bit, reason in ((TOO_MANY_PODS, "Too many pods"), (INSUFFICIENT_CPU, "Insufficient cpu"), (INSUFFICIENT_MEMORY, "Insufficient memory")):
+            if code & bit:
+                reasons[reason] = reasons.get(reason, 0) + count
+    for code, reason in ((NOT_AVAILABLE_CODE, NOT_AVAILABLE), (CANNOT_ALLOCATE_CODE, CANNOT_ALLOCATE)):
+        if idx.reasons[code]:
+            reasons[reason] = idx.reasons[code]
+    return reasons, resolvable
+
+
+def base_score(state: Sequence[int], pod: SimPod) -> int:
+    """NodeResourcesFit (LeastAllocated) plus NodeResourcesBalancedAllocation for a node state.
+
+    ``state`` starts with (nz_cpu, nz_mem, alloc_cpu, alloc_mem, req_cpu, req_mem); nodes
+    with equal states score equally, which both scheduler paths rely on.
+    """
+    nz_cpu, nz_mem, alloc_cpu, alloc_mem, req_cpu, req_mem = state[:6]
+    # NodeResourcesFit, LeastAllocated: mean of cpu and memory (weights 1 and 1).
+    total = (_least_requested(nz_cpu + pod.nz_cpu, alloc_cpu) + _least_requested(nz_mem + pod.nz_mem, alloc_mem)) // 2
+    if pod.cpu or pod.mem:
+        # NodeResourcesBalancedAllocation for cpu and memory (skipped for best-effort pods).
+        fractions = []
+        for req, cap in ((req_cpu + pod.cpu, alloc_cpu), (req_mem + pod.mem, alloc_mem)):
+            fractions.append(min(req / cap, 1.0) if cap else 1.0)
+        std = abs(fractions[0] - fractions[1]) / 2
+        total += int((1 - std) * MAX_NODE_SCORE)
+    return total
 
 
 def _dra_score(pending: Sequence[SimClaim], answer: NodeFit) -> int:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def test_generated_names_use_the_api_server_alphabet_and_repeat_per_seed() -> No
 
 
 def test_claim_from_template_has_owner_annotation_and_labels() -> None:
-    tmpl = {
+    tmpl: dict[str, Any] = {
         "spec": {
             "metadata": {"labels": {"team": "ml"}, "annotations": {"a": "b"}},
             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "c"}}]}},

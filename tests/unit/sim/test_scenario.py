@@ -59,6 +59,55 @@ def test_memory_limit_stops_before_start() -> None:
     big.check_memory()  # the issue's 5,000 x 8 shape fits the default limit
 
 
+def test_memory_limit_stops_run_scenario_before_anything_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    from drakit.sim import run_scenario, runner
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run was built despite the memory limit")
+
+    monkeypatch.setattr(runner, "Run", never)
+    sc = parse_scenario(HEAD + "  memoryLimitMiB: 100\n  nodes:\n    - {count: 40, template: h100-8x}\n", "s.yaml")
+    assert sc.estimated_bytes() > 100 * 2**20  # the 120 MiB base alone is above it
+    with pytest.raises(InvalidInput) as e:
+        run_scenario(sc)
+    assert str(e.value).startswith("scenario 't' needs an estimated ")
+    assert "(40 nodes, 320 devices, 0 pods), above the limit of 100 MiB" in str(e.value)
+
+
+def test_memory_limit_is_a_one_line_cli_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "big.yaml"
+    path.write_text(HEAD + "  memoryLimitMiB: 256\n  nodes:\n    - {count: 5000, template: h100-8x}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "drakit.cli.main", "simulate", str(path), "--quiet"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "needs an estimated 432 MiB" in proc.stderr
+    assert "above the limit of 256 MiB: shrink the scenario or raise spec.memoryLimitMiB" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pods", "fits"),
+    [
+        pytest.param(5000, 40000, True, id="issue-5000x8-fill-fits-2GiB"),
+        pytest.param(5000, 300000, False, id="300000-pods-do-not"),
+        pytest.param(32000, 0, False, id="32000-h100-nodes-do-not"),
+    ],
+)
+def test_default_limit_against_the_issue_shapes(nodes: int, pods: int, fits: bool) -> None:
+    work = f"  workloads:\n    - {{name: w, count: {pods}}}\n" if pods else ""
+    sc = parse_scenario(HEAD + f"  nodes:\n    - {{count: {nodes}, template: h100-8x}}\n" + work, "s.yaml")
+    assert sc.memory_limit_mib == 2048
+    if fits:
+        sc.check_memory()
+    else:
+        with pytest.raises(InvalidInput, match="above the limit of 2048 MiB"):
+            sc.check_memory()
+
+
 @pytest.mark.parametrize(
     ("spec", "count", "template"),
     [pytest.param("4xh200-8x", 4, "h200-8x", id="h200"), pytest.param("1xexample-2x", 1, "example-2x", id="example")],

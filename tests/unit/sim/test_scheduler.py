@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from drakit.sim.scheduler import fit_error, node_selector_matches, num_feasible_nodes_to_find
@@ -41,7 +43,7 @@ def test_num_feasible_nodes_to_find(nodes: int, want: int) -> None:
         ),
     ],
 )
-def test_fit_error(args: tuple, want: str) -> None:  # type: ignore[type-arg]
+def test_fit_error(args: tuple[Any, ...], want: str) -> None:
     assert fit_error(*args) == want
 
 
@@ -59,5 +61,5 @@ NODE = {"metadata": {"name": "n1", "labels": {"zone": "a", "gpus": "8"}}}
         pytest.param({}, False, id="empty-term-matches-nothing"),
     ],
 )
-def test_node_selector(term: dict, want: bool) -> None:  # type: ignore[type-arg]
+def test_node_selector(term: dict[str, Any], want: bool) -> None:
     assert node_selector_matches(NODE, {"nodeSelectorTerms": [term]}) is want
