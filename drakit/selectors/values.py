@@ -136,6 +136,23 @@ def _cmp_uint_double(u: int, d: float) -> int:
     return (f > d) - (f < d)
 
 
+class QuantityResult(Quantity):
+    """A Quantity produced by ``add``/``sub``.
+
+    Upstream's library returns these as a pointer-wrapped CEL value, while the Quantity type's
+    ``Equal`` only accepts the plain value: ``x == y.add(z)`` (the result on the right) is a
+    "no such overload" error in Kubernetes, and ``y.add(z) == x`` works.  The oracle confirms
+    this, so the engine keeps the distinction; everything else treats both alike.
+    """
+
+    @classmethod
+    def of(cls, q: Quantity) -> QuantityResult:
+        out = object.__new__(cls)
+        for f in ("_kind", "_u", "_s", "format", "_cached"):
+            object.__setattr__(out, f, getattr(q, f))
+        return out
+
+
 def equal(a: Any, b: Any) -> bool:
     """CEL heterogeneous equality (raises EvalError for Quantity/Semver against other types)."""
     ta = type(a)
@@ -157,7 +174,7 @@ def equal(a: Any, b: Any) -> bool:
             return (_cmp_uint_double(a, b) if ta is Uint else _cmp_int_double(a, b)) == 0
         return int(a) == int(b)
     if isinstance(a, Quantity):
-        if isinstance(b, Quantity):
+        if isinstance(b, Quantity) and type(b) is not QuantityResult:
             return a.cmp(b) == 0
         raise no_such_overload()
     if isinstance(a, Semver):

@@ -16,7 +16,7 @@ from drakit.selectors.checker import Env
 from drakit.selectors.library import fn
 from drakit.selectors.library.standard import compile_re2
 from drakit.selectors.types import EvalError, Uint
-from drakit.selectors.values import Semver, check_int, compare, equal, go_type_name
+from drakit.selectors.values import QuantityResult, Semver, check_int, compare, equal, go_type_name
 
 try:
     from drakit.semver import SemverError
@@ -54,14 +54,14 @@ def _as_integer(q: Quantity) -> int:
 
 def _q_add(q: Quantity, other: Quantity | int) -> Quantity:
     try:
-        return q.add(other)
+        return QuantityResult.of(q.add(other))
     except QuantityError as e:
         raise EvalError(str(e)) from None
 
 
 def _q_sub(q: Quantity, other: Quantity | int) -> Quantity:
     try:
-        return q.sub(other)
+        return QuantityResult.of(q.sub(other))
     except QuantityError as e:
         raise EvalError(str(e)) from None
 

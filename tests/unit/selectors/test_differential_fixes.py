@@ -80,3 +80,18 @@ def test_folded_constants_evaluate_consistently(rounds: int) -> None:
         del garbage
         gc.collect()
         assert [outcome(e) for e in FOLDED] == want
+
+
+@pytest.mark.parametrize(
+    ("expr", "want"),
+    [
+        # add/sub results are pointer-typed upstream; Quantity's Equal only takes the plain value.
+        pytest.param(f"{C}.memory.add(quantity('0')) == {C}.memory", True, id="result-on-left"),
+        pytest.param(f"{C}.memory == {C}.memory.add(quantity('0'))", "no such overload", id="result-on-right"),
+        pytest.param(f"{C}.memory.sub(1).add(1) == {C}.memory.add(0)", "no such overload", id="results-both-sides"),
+        pytest.param(f"{C}.memory != {C}.memory.add(0)", True, id="not-equal-absorbs-overload-error"),
+        pytest.param(f"{C}.memory.compareTo({C}.memory.add(0)) == 0", True, id="compare-to-accepts-results"),
+    ],
+)
+def test_quantity_arithmetic_results_in_equality(expr: str, want: Any) -> None:
+    assert outcome(expr) == want
