@@ -37,6 +37,35 @@ def inventory_summary(bundle: Bundle) -> dict[str, Any]:
     }
 
 
+def placements(paths: list[str], kubernetes_version: str) -> list[dict[str, Any]]:
+    """Where the bundle's pods land when the simulator schedules them in order, as kube-scheduler would."""
+    from pathlib import Path
+
+    from drakit.sim import parse_scenario, run_scenario
+
+    header = (
+        "apiVersion: drakit.dev/v1alpha1\nkind: Scenario\nmetadata: {name: trial}\n"
+        f"spec: {{kubernetesVersion: '{kubernetes_version}'}}\n"
+    )
+    texts = []
+    for path in paths:
+        p = Path(path)
+        files = sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml", ".json")) if p.is_dir() else [p]
+        texts += [f.read_text(encoding="utf-8") for f in files]
+    scenario = parse_scenario("\n---\n".join([header, *texts]), source="trial")
+    result = run_scenario(scenario, seed=0)
+    return [
+        {
+            "pod": f"{r.namespace}/{r.name}",
+            "node": r.node,
+            "devices": list(r.devices),
+            "products": list(r.products),
+            "pending": r.message if r.node is None else "",
+        }
+        for r in result.pods
+    ]
+
+
 def register(app: typer.Typer) -> None:
     @app.command("trial")
     def trial(
@@ -61,6 +90,7 @@ def register(app: typer.Typer) -> None:
             "errors": [line for p in problems for line in p.lines()],
             "inventory": summary,
             "profiles": table.to_json(),
+            "placements": placements(paths, kubernetes_version) if not problems else [],
             "passed": table.passed and not problems,
         }
         if output != Output.text:
@@ -86,5 +116,16 @@ def _print_text(report: dict[str, Any], profile_table: str) -> None:
     echo("Profiles — what each recipe may use:")
     for line in profile_table.splitlines():
         echo(f"  {line}" if line else "")
+    if report["placements"]:
+        echo("")
+        echo("Placements — the recipes' pods scheduled in order, as kube-scheduler would:")
+        for p in report["placements"]:
+            if p["node"] is None:
+                echo(f"  {p['pod']:<14} Pending: {p['pending']}")
+                echo(f"  {'':<14} run `drakit explain pod/{p['pod'].split('/')[1]} -n {p['pod'].split('/')[0]} -f ...`")
+                continue
+            devices = ", ".join(d.rsplit("/", 1)[1] for d in p["devices"])
+            products = sorted(set(p["products"]))
+            echo(f"  {p['pod']:<14} {p['node']:<14} {devices:<14} {', '.join(products)}")
     echo("")
     echo("Trial " + ("PASSED" if report["passed"] else "FAILED"))

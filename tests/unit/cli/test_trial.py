@@ -25,6 +25,13 @@ def test_trial_passes_on_demo() -> None:
     assert report["valid"] and report["passed"]
     products = {d["product"]: d["count"] for d in report["inventory"]["devices"]}
     assert products == {"NVIDIA L4": 8, "NVIDIA H100 80GB HBM3": 8, "LATEST-GPU-MODEL": 8}
+    placed = {p["pod"]: p for p in report["placements"]}
+    # Training needs >= 48 GiB per device and one PCIe root: two H100s side by side.
+    assert placed["ml/train-0"]["products"] == ["NVIDIA H100 80GB HBM3"] * 2
+    assert placed["ml/train-0"]["node"] == "h100-node-1"
+    # Evaluation prefers the smaller device, so it stays off the H100s.
+    for i in range(3):
+        assert placed[f"ml/eval-{i}"]["products"] == ["NVIDIA L4"], placed[f"ml/eval-{i}"]
 
 
 def test_trial_text_mentions_the_two_checks() -> None:
