@@ -936,26 +936,32 @@ def _transform_map_entry(p: Parser, c: Call) -> Expr:
     return _comp(p, c, k, CreateMap(p.new_id(at), at, []), p.lit(True, at), step, p.ident(ACCU, at), v)
 
 
-def _opt_map(p: Parser, c: Call) -> Expr:
+def _opt_bind(p: Parser, c: Call, macro: str) -> Expr:
+    """``opt.optMap(v, e)`` / ``optFlatMap``: bind ``v`` to the optional's value, evaluate ``e``."""
     at = c.offset
     assert c.target is not None
-    v = _simple_name(c.args[0], "optMap() variable name must be a simple identifier")
-    target = c.target
-    bind = Comprehension(
+    v = _simple_name(c.args[0], f"{macro}() variable name must be a simple identifier")
+    return Comprehension(
         p.new_id(at),
         at,
         "#unused",
         CreateList(p.new_id(at), at, []),
         v,
-        p.call("value", at, target=target),
+        p.call("value", at, target=c.target),
         p.lit(False, at),
         p.ident(v, at),
         c.args[1],
     )
+
+
+def _opt_map(p: Parser, c: Call) -> Expr:
+    at = c.offset
+    bind = _opt_bind(p, c, "optMap")
+    assert c.target is not None
     return p.call(
         "_?_:_",
         at,
-        p.call("hasValue", at, target=target),
+        p.call("hasValue", at, target=c.target),
         p.call("optional.of", at, bind),
         p.call("optional.none", at),
     )
@@ -963,21 +969,9 @@ def _opt_map(p: Parser, c: Call) -> Expr:
 
 def _opt_flat_map(p: Parser, c: Call) -> Expr:
     at = c.offset
+    bind = _opt_bind(p, c, "optFlatMap")
     assert c.target is not None
-    v = _simple_name(c.args[0], "optFlatMap() variable name must be a simple identifier")
-    target = c.target
-    bind = Comprehension(
-        p.new_id(at),
-        at,
-        "#unused",
-        CreateList(p.new_id(at), at, []),
-        v,
-        p.call("value", at, target=target),
-        p.lit(False, at),
-        p.ident(v, at),
-        c.args[1],
-    )
-    return p.call("_?_:_", at, p.call("hasValue", at, target=target), bind, p.call("optional.none", at))
+    return p.call("_?_:_", at, p.call("hasValue", at, target=c.target), bind, p.call("optional.none", at))
 
 
 def _sort_by(p: Parser, c: Call) -> Expr:
