@@ -7,7 +7,10 @@ Built once from wire dicts, never modified afterwards except for its caches:
 * all slices of a pool, for the "is this pool complete/obsolete?" check;
 * the gathered pools per node (they depend only on slices, the node and two feature flags);
 * compiled CEL selectors keyed by expression text, and per device the outcome of each selector,
-  so a selector is evaluated at most once per device for the lifetime of the inventory;
+  so a selector is evaluated at most once per device for the lifetime of the inventory (the
+  device's CEL view is built for that and then dropped: see the package README);
+* per device, the typed attributes that constraints read and the consumption of a request that
+  asks for no capacity (memoised on first use; published devices never change);
 * the committed allocated state (:meth:`Inventory.commit`), so callers that allocate thousands of
   claims one at a time need not hand every in-use claim back in on each call.
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from drakit.allocator.constraints import AttrValue, UnsupportedAttribute, lookup_attribute
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
 from drakit.features import Features
 from drakit.quantity import Quantity
@@ -125,12 +129,16 @@ class Device:
     node_selector: Mapping[str, Any] | None
     _capacity: dict[str, CapacityEntry] | None = None
     matches: dict[str, Any] = field(default_factory=dict)  # expression -> True/False/Exception
-    view: Any = None
+    _attrs: dict[str, Any] | None = None  # constraint attribute name -> typed value (memo)
+    _bare: dict[str, Quantity] | None = None  # consumption of a request asking for nothing
+    _has_policy: bool | None = None
 
     @property
     def consumes(self) -> tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]:
         """``counter_use`` with exact numbers, for readers that only compare amounts."""
-        return tuple((name, tuple((cn, q.exact()) for cn, q in counters)) for name, counters in self.counter_use)
+        return tuple(
+            (name, tuple((cn, q.exact()) for cn, q in counters)) for name, counters in self.counter_use
+        )
 
     @property
     def capacity(self) -> dict[str, CapacityEntry]:
@@ -144,6 +152,47 @@ class Device:
             raw = self.raw.get("capacity") or {}
             self._capacity = {name: _capacity_entry(name, cap) for name, cap in raw.items()}
         return self._capacity
+
+    def attribute(self, name: str) -> AttrValue | None:
+        """``lookup_attribute`` memoised per device (attributes never change once published).
+
+        A value-less attribute raises :class:`UnsupportedAttribute` every time, as the
+        unmemoised lookup does.
+        """
+        cache = self._attrs
+        if cache is None:
+            cache = self._attrs = {}
+        try:
+            v = cache[name]
+        except KeyError:
+            try:
+                v = lookup_attribute(self.raw.get("attributes") or {}, self.driver, name)
+            except UnsupportedAttribute as e:
+                v = _Unsupported(str(e))
+            cache[name] = v
+        if type(v) is _Unsupported:
+            raise UnsupportedAttribute(v.message)
+        return v
+
+    def bare_consumption(self) -> dict[str, Quantity] | None:
+        """What a request without capacity requests consumes when no capacity has a request
+        policy: every capacity in full.  ``None`` when a policy exists (the general path).
+        Shared between calls: read it, never modify it."""
+        if self._has_policy is None:
+            caps = self.capacity
+            self._has_policy = any(bool(e.policy) for e in caps.values())
+            if not self._has_policy:
+                self._bare = {name: e.quantity for name, e in caps.items()}
+        return self._bare
+
+
+class _Unsupported:
+    """A memoised "attribute without a value" outcome."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
 
 
 def _capacity_entry(name: str, cap: Mapping[str, Any]) -> CapacityEntry:

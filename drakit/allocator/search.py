@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from drakit.allocator import cel
-from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute, lookup_attribute
+from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
 from drakit.allocator.inventory import CapacityEntry, Device, Inventory, NodePools, Pool, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of, quantity_sum
 from drakit.errors import AllocationError
@@ -100,6 +100,10 @@ class _Req:
     tolerations: Sequence[Mapping[str, Any]]
     capacity_requests: Mapping[str, Any] | None
     all_devices: list[Device] | None = None
+    # selectable() per device for this run (untraced runs only): it depends only on the
+    # request, the device and the node, but the search asks again for every candidate visit.
+    selectable_memo: dict[Device, bool] = field(default_factory=dict)
+    constraints: list[Constraint] | None = None  # the claim's constraints that apply (lazily)
 
     @property
     def full_name(self) -> str:
@@ -187,6 +191,12 @@ class _Run:
         self.consumed_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self.available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
         self.per_device_node: dict[int, bool] = {}
+        # The CEL view of the device last evaluated: selectors of one request are evaluated
+        # back to back on the same device, and outcomes are memoised per device, so one view
+        # at a time suffices.  Views are not kept on devices: thousands of retained views made
+        # Python's cyclic GC the largest cost of a large inventory's first allocation.
+        self._view_dev: Device | None = None
+        self._view: Any = None
         self.steps = 0
         self.considered = 0
 
@@ -353,10 +363,11 @@ class _Run:
                 raise AllocationError(
                     f"{where}: selector #{index}: CEL compile error: {cel.error_message(err)}"
                 )
-            if dev.view is None:
-                dev.view = cel.device_view(dev.driver, dev.raw)
+            if self._view_dev is not dev:
+                self._view = cel.device_view(dev.driver, dev.raw)
+                self._view_dev = dev
             try:
-                m = bool(compiled.evaluate(dev.view))
+                m = bool(compiled.evaluate(self._view))
             except Exception as e:  # the CEL layer's runtime errors (and its bugs) abort allocation
                 m = _RuntimeFailure(cel.runtime_error_message(e))
             dev.matches[expr] = m
@@ -428,8 +439,15 @@ class _Run:
         earlier claims (``state``) and this run (``allocating_cap``) consume.  ``static`` leaves
         both out, as upstream's precheck of ``All`` requests does.
         """
-        caps = dev.capacity
         requests = req.capacity_requests or {}
+        if not requests:
+            bare = dev.bare_consumption()
+            if bare is not None and (
+                static or (dev.key not in self.state.aggregated and dev.key not in self.allocating_cap)
+            ):
+                # Nothing asked, no policy, nothing consumed yet: every capacity in full fits.
+                return bare
+        caps = dev.capacity
         for name in requests:
             if name not in caps:
                 if self.trace is not None:
@@ -540,8 +558,14 @@ class _Run:
 
     # -- allocateDevice --------------------------------------------------------------------
 
-    def allocate_device(self, req: _Req, dev: Device, must: bool) -> Callable[[], None] | None:
-        """Check availability and constraints; on success record the device and return its undo."""
+    def allocate_device(
+        self, req: _Req, dev: Device, must: bool, amounts: dict[str, Quantity] | None = None
+    ) -> Callable[[], None] | None:
+        """Check availability and constraints; on success record the device and return its undo.
+
+        ``amounts``: :meth:`capacity` for (req, dev) when the caller has just computed it (it
+        depends on nothing this method changes before using it), else ``None``.
+        """
         ci = req.claim_index
         key = dev.key
         multi = self.f.consumable_capacity and dev.allow_multiple
@@ -595,12 +619,15 @@ class _Run:
                     if counters_reserved:
                         self._release_counters(dev)
                     return None
+        applicable = req.constraints
+        if applicable is None:
+            applicable = req.constraints = [
+                c for c in self.constraints[ci] if c.applies(req.name, req.parent)
+            ]
         added: list[Constraint] = []
-        for constraint in self.constraints[ci]:
-            if not constraint.applies(req.name, req.parent):
-                continue
+        for constraint in applicable:
             try:
-                attr = lookup_attribute(dev.raw.get("attributes") or {}, dev.driver, constraint.attribute)
+                attr = dev.attribute(constraint.attribute)
             except AllocationError as e:
                 raise AllocationError(
                     f"claim {self.labels[ci]}, request {req.name}: device {dev.ident}: {e}"
@@ -645,7 +672,8 @@ class _Run:
         cap_inserted = False
         cap_existed = False
         if self.f.consumable_capacity:
-            amounts = self.capacity(req, dev)
+            if amounts is None:
+                amounts = self.capacity(req, dev)
             if amounts is None:
                 if marked:
                     self.allocating[key].discard(ci)
@@ -655,7 +683,7 @@ class _Run:
                     self._release_counters(dev)
                 return None
             if multi:
-                consumed = amounts
+                consumed = dict(amounts)
                 share_id = str(uuid.uuid4())
                 cap_existed = key in self.allocating_cap
                 pending = self.allocating_cap.setdefault(key, {})
@@ -765,6 +793,10 @@ class _Run:
         allocating = self.allocating
         consumable = self.f.consumable_capacity
         admin = req.admin
+        memo = req.selectable_memo if self.trace is None else None
+        bare_ok = not req.capacity_requests  # capacity(): the no-request, no-policy fast path
+        aggregated = self.state.aggregated
+        pending_caps = self.allocating_cap
         for idx in range(start, len(devices)):
             dev = devices[idx]
             key = dev.key
@@ -784,11 +816,24 @@ class _Run:
                 if self.trace is not None:
                     self._reject(ReasonCode.DEVICE_IN_USE, req, dev, f"device {dev.ident} is in use")
                 continue
-            if not self.selectable(req, dev):
-                continue
-            if consumable and self.capacity(req, dev) is None:
-                continue
-            undo = self.allocate_device(req, dev, False)
+            if memo is None:
+                if not self.selectable(req, dev):
+                    continue
+            else:
+                known = memo.get(dev)
+                if known is None:
+                    known = memo[dev] = self.selectable(req, dev)
+                if not known:
+                    continue
+            amounts = None
+            if consumable:
+                if bare_ok and dev._has_policy is False and key not in aggregated and key not in pending_caps:
+                    amounts = dev._bare  # what capacity() returns here, without the call
+                else:
+                    amounts = self.capacity(req, dev)
+                    if amounts is None:
+                        continue
+            undo = self.allocate_device(req, dev, False, amounts)
             if undo is None:
                 continue
             try:
@@ -1010,6 +1055,32 @@ def _violates_policy(amount: Quantity, policy: Mapping[str, Any] | None) -> bool
 # --- public entry point -----------------------------------------------------------------------
 
 
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def _copy_tree(value: Any) -> Any:
+    """A deep copy of a JSON-shaped tree (plain dicts, lists and scalars).
+
+    Claims come from JSON/YAML, and ``copy.deepcopy`` (a memo dict and a dispatch per object)
+    was a quarter of a one-device allocation.  Anything that is not a plain JSON value still
+    goes through ``deepcopy``.  Unlike ``deepcopy``, a sub-tree that occurs twice is copied
+    twice (equal values, no shared identity), which no reader of a claim can observe.
+    """
+    t = type(value)
+    if t is dict:
+        return {k: v if type(v) in _ATOMS else _copy_tree(v) for k, v in value.items()}
+    if t is list:
+        return [v if type(v) in _ATOMS else _copy_tree(v) for v in value]
+    if t in _ATOMS:
+        return value
+    return copy.deepcopy(value)
+
+
+def _copy_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
+    """``copy.deepcopy(dict(claim))`` for JSON-shaped claims (see :func:`_copy_tree`)."""
+    return {k: v if type(v) in _ATOMS else _copy_tree(v) for k, v in claim.items()}
+
+
 def _in_use(claim: Mapping[str, Any]) -> bool:
     return bool((claim.get("status") or {}).get("allocation"))
 
@@ -1044,7 +1115,7 @@ def allocate(
     pools = inv.pools_for(node, features)
     deadline = started + timeout if timeout else None
     run = _Run(inv, features, node, pools, to_allocate, state, deadline, trace)
-    copies = tuple(copy.deepcopy(dict(c)) for c in to_allocate)
+    copies = tuple(_copy_claim(c) for c in to_allocate)
 
     def finish(
         status: Literal["allocated", "unsatisfiable", "error"],

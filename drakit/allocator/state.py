@@ -20,7 +20,6 @@ from drakit.quantity import Quantity
 DeviceKey = tuple[str, str, str]  # (driver, pool, device)
 
 
-
 @functools.lru_cache(maxsize=8192)
 def _parse(text: str) -> Quantity:
     return Quantity.parse(text)

@@ -208,20 +208,21 @@ def _has_list_value(attr: Any) -> bool:
 _LIST_KEYS = ("ints", "bools", "strings", "versions")
 
 
-def device_vars_both(driver: str, device: Mapping[str, Any]) -> tuple[dict[str, Any] | EvalError, dict[str, Any] | EvalError]:
+def device_vars_both(
+    driver: str, device: Mapping[str, Any]
+) -> tuple[dict[str, Any] | EvalError, dict[str, Any] | EvalError]:
     """``(device_vars(lists=True), device_vars(lists=False))`` in one pass over the attributes.
 
     The cold path of every selector (the allocator's first sight of a device) is dominated by
     building this activation, so the common shape -- each attribute a dict with exactly one
     typed, non-null value -- is converted inline, version strings are parsed once per distinct
-    string, and the "any list-valued attribute?" test rides along.  Anything unusual (several
-    keys, a null value, a conversion error, list-valued attributes needing the scalar-only
-    variant) goes through :func:`device_vars`, the reference, so outcomes and error texts are
-    identical by construction.
+    string, and the scalar-only variant is derived in the same loop.  Anything unusual
+    (several keys in one attribute, a null value, a conversion error) goes through
+    :func:`device_vars`, the reference, so outcomes and error texts are identical.
     """
     raw_attrs = device.get("attributes") or {}
     attributes: DomainMap = DomainMap()
-    has_lists = False
+    first_list: str | None = None  # the first list-valued attribute: where the scalar-only variant fails
     splits = _split_cache
     for name, attr in raw_attrs.items():
         if type(attr) is dict and len(attr) == 1:
@@ -240,10 +241,12 @@ def device_vars_both(driver: str, device: Mapping[str, Any]) -> tuple[dict[str, 
             elif k == "bool":
                 value = bool(v)
             elif k in ("ints", "bools", "strings"):
-                has_lists = True
+                if first_list is None:
+                    first_list = name
                 value = list(v)
             elif k == "versions":
-                has_lists = True
+                if first_list is None:
+                    first_list = name
                 try:
                     value = [_version_value(name, x) for x in v]
                 except EvalError:
@@ -289,12 +292,16 @@ def device_vars_both(driver: str, device: Mapping[str, Any]) -> tuple[dict[str, 
             },
         )
     }
-    if has_lists:
-        return all_, device_vars(driver, device, lists=False)
+    if first_list is not None:
+        # device_vars(lists=False) stops at the first list-valued attribute (every attribute
+        # before it converted exactly as above).
+        return all_, EvalError(f"attribute {first_list}: unsupported attribute value")
     return all_, all_
 
 
-def _fallback(driver: str, device: Mapping[str, Any]) -> tuple[dict[str, Any] | EvalError, dict[str, Any] | EvalError]:
+def _fallback(
+    driver: str, device: Mapping[str, Any]
+) -> tuple[dict[str, Any] | EvalError, dict[str, Any] | EvalError]:
     all_ = device_vars(driver, device, lists=True)
     has_lists = any(_has_list_value(a) for a in (device.get("attributes") or {}).values())
     return all_, (device_vars(driver, device, lists=False) if has_lists else all_)
