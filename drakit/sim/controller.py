@@ -4,7 +4,8 @@ Mirrors kube-controller-manager's ``resourceclaim`` controller (reference notes 
 claim per pod and template entry, ``generateName`` built from pod and claim names with the
 proportional 57-character truncation, the API server's 5-character suffix, the
 ``resource.kubernetes.io/pod-claim-name`` annotation and a controlling owner reference to the
-pod.  The random parts (suffix, UIDs) come from a seeded generator so runs repeat exactly.
+pod (with ``blockOwnerDeletion`` only where the release set it, see ``drakit.sim.versions``).
+The random parts (suffix, UIDs) come from a seeded generator so runs repeat exactly.
 """
 
 from __future__ import annotations
@@ -60,28 +61,27 @@ def claim_from_template(
     pod_uid: str,
     pod_claim_name: str,
     uid: str,
+    block_owner_deletion: bool = False,
 ) -> dict[str, Any]:
-    """A ResourceClaim as the controller creates it from a ResourceClaimTemplate."""
+    """A ResourceClaim as the controller creates it from a ResourceClaimTemplate.
+
+    ``block_owner_deletion``: 1.34's controller also set ``blockOwnerDeletion: true`` on the
+    owner reference; from 1.35 it sets only ``controller: true``.
+    """
     tspec = template.get("spec") or {}
     tmeta = tspec.get("metadata") or {}
     annotations = dict(tmeta.get("annotations") or {})
     annotations[POD_CLAIM_NAME_ANNOTATION] = pod_claim_name
+    owner: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": pod_uid, "controller": True}
+    if block_owner_deletion:
+        owner["blockOwnerDeletion"] = True
     meta: dict[str, Any] = {
         "name": name,
         "generateName": generate,
         "namespace": namespace,
         "uid": uid,
         "annotations": annotations,
-        "ownerReferences": [
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "name": pod_name,
-                "uid": pod_uid,
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
+        "ownerReferences": [owner],
     }
     if tmeta.get("labels"):
         meta["labels"] = dict(tmeta["labels"])

@@ -11,8 +11,10 @@ shape we keep every node's verdict and a few Fenwick trees over node positions:
 
 * ``stale``: nodes whose verdict is unknown (never computed, or the node changed since);
 * ``feasible``: nodes known to pass every filter;
-* ``cannot``: nodes the allocator found no devices on (with ``feasible``, this gives the node
-  loop's "cached answers" count);
+* ``dra_rejected``: nodes the DynamicResources filter rejected (the allocator found no devices,
+  or it did but an allocated claim of the pod is not available there); for a shape with claims
+  to allocate every one of them reached the allocator, so with ``feasible`` this gives the node
+  loop's "cached answers" count;
 * one tree per *score class* of feasible nodes: for one shape, a node's score is a function
   of its resource state (NodeResourcesFit, BalancedAllocation) plus its raw DynamicResources
   score, normalised over the examined nodes; nodes with the same (resource score, raw DRA
@@ -35,7 +37,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
-# Verdict codes (``ShapeIndex.code``).  1..7 are NodeResourcesFit bit sets.
+# Verdict codes (``ShapeIndex.code``).  NodeResourcesFit rejections are bit sets of the three
+# reasons, plus UNRESOLVABLE when the request exceeds the node's allocatable cpu or memory (the
+# node is then UnschedulableAndUnresolvable and preemption counts it as not helpful).
 STALE = -1
 FEASIBLE = 0
 TOO_MANY_PODS = 1
@@ -43,6 +47,9 @@ INSUFFICIENT_CPU = 2
 INSUFFICIENT_MEMORY = 4
 NOT_AVAILABLE_CODE = 8
 CANNOT_ALLOCATE_CODE = 16
+UNRESOLVABLE = 32
+NUM_CODES = 2 * UNRESOLVABLE
+RESOURCE_BITS = TOO_MANY_PODS | INSUFFICIENT_CPU | INSUFFICIENT_MEMORY
 
 MAX_CLASSES = 24
 """Above this many live score classes in one shape, scoring enumerates the window's feasible
@@ -147,13 +154,13 @@ class ShapeIndex:
 
     __slots__ = (
         "base_memo",
-        "cannot",
         "class_count",
         "class_ids",
         "class_key",
         "class_trees",
         "classes_on",
         "code",
+        "dra_rejected",
         "epoch",
         "feasible",
         "klass",
@@ -177,9 +184,9 @@ class ShapeIndex:
         self.klass = [0] * n
         self.stale = Fenwick(n, ones=True)
         self.feasible = Fenwick(n)
-        self.cannot = Fenwick(n)
+        self.dra_rejected = Fenwick(n)
         # reasons[code] = nodes with that verdict code (for PostFilter's histogram)
-        self.reasons = [0] * (CANNOT_ALLOCATE_CODE + 1)
+        self.reasons = [0] * NUM_CODES
         # node resource state -> base score for this shape's pod (see scheduler.base_score)
         self.base_memo: dict[tuple[int, ...], int] = {}
         self.classes_on = True
@@ -208,8 +215,8 @@ class ShapeIndex:
                     # Drop empty classes so that the live ones stay few.
                     del self.class_count[cid], self.class_trees[cid]
                     del self.class_ids[self.class_key.pop(cid)]
-        elif code == CANNOT_ALLOCATE_CODE:
-            self.cannot.add(pos, -1)
+        elif code in (CANNOT_ALLOCATE_CODE, NOT_AVAILABLE_CODE):
+            self.dra_rejected.add(pos, -1)
 
     def set(self, pos: int, code: int, score: ScoreClass | None = None) -> None:
         """Record a freshly computed verdict for a stale node (``score`` for feasible ones)."""
@@ -217,8 +224,8 @@ class ShapeIndex:
         self.stale.add(pos, -1)
         self.reasons[code] += 1
         if code != FEASIBLE:
-            if code == CANNOT_ALLOCATE_CODE:
-                self.cannot.add(pos, 1)
+            if code in (CANNOT_ALLOCATE_CODE, NOT_AVAILABLE_CODE):
+                self.dra_rejected.add(pos, 1)
             return
         self.feasible.add(pos, 1)
         if not self.classes_on or score is None:

@@ -50,7 +50,8 @@ def render_text(result: SimulationResult) -> str:
     """The human report: totals, per workload and recipe, utilisation, pending pods."""
     pending = result.pending()
     lines = [
-        f"scenario {result.scenario} (seed {result.seed}): {result.nodes} nodes, {result.devices} devices, "
+        f"scenario {result.scenario} (seed {result.seed}, Kubernetes {result.kubernetes_version}): "
+        f"{result.nodes} nodes, {result.devices} devices, "
         f"{len(result.pods)} pods, simulated {_fmt(result.end_time)}",
         f"  scheduled {len(result.pods) - len(pending)}, pending {len(pending)}, attempts {result.attempts}, "
         f"allocator calls {result.allocator_calls} (cached answers {result.cache_hits})",

@@ -157,6 +157,7 @@ class SimulationResult:
     allocator_calls: int = 0
     cache_hits: int = 0
     workload_recipes: tuple[tuple[str, str], ...] = field(default=())
+    kubernetes_version: str = ""  # whose control-plane behaviour the run reproduced
 
     # -- summaries ------------------------------------------------------------------------------
 
@@ -193,6 +194,7 @@ class SimulationResult:
         doc: dict[str, Any] = {
             "scenario": self.scenario,
             "seed": self.seed,
+            "kubernetesVersion": self.kubernetes_version,
             "nodes": self.nodes,
             "devices": self.devices,
             "endTime": _num(self.end_time),

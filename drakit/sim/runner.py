@@ -39,6 +39,7 @@ from drakit.sim.controller import (
 from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
 from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes, parse_cpu_milli
 from drakit.sim.scheduler import Scheduler, spec_signature
+from drakit.sim.versions import ControlPlane
 
 AllocatorFactory = Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Features], Allocator]
 Progress = Callable[[int, int], None]
@@ -165,7 +166,15 @@ class Run:
             driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
             for d in spec.get("devices") or []:
                 self.device_info[(driver, pool, d.get("name", ""))] = (_device_product(driver, d), _device_memory(d))
-        self.scheduler = Scheduler(self.cluster, self.classes, seed, fast=self.options.fast)
+        self.control = ControlPlane.for_version(scenario.kubernetes_version)
+        self.scheduler = Scheduler(
+            self.cluster,
+            self.classes,
+            seed,
+            fast=self.options.fast,
+            control=self.control,
+            prioritized_list=scenario.features.prioritized_list,
+        )
 
         # Phase 2: probes on one empty node per node template (before anything is in use).
         groups: dict[str, list[int]] = {}
@@ -328,6 +337,7 @@ class Run:
                 pod_uid=pod.uid,
                 pod_claim_name=pc.name,
                 uid=deterministic_uid(self.seed, "ResourceClaim", namespace, claim_name),
+                block_owner_deletion=self.control.owner_block_deletion,
             )
             sig = self._template_sigs.get((namespace, pc.template))
             if sig is None:
@@ -557,6 +567,7 @@ class Run:
             allocator_calls=self.scheduler.allocator_calls,
             cache_hits=self.scheduler.cache_hits,
             workload_recipes=tuple(sorted((w.name, w.recipe) for w in self.scenario.workloads)),
+            kubernetes_version=self.control.version,
         )
 
 

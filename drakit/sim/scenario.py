@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
-from drakit.features import SUPPORTED_VERSIONS, Features
+from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.inventory import templates
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
@@ -101,6 +101,8 @@ class Scenario:
     memory_limit_mib: int = DEFAULT_MEMORY_LIMIT_MIB
     source: str = ""
     standard_classes: tuple[str, ...] = field(default=())
+    kubernetes_version: str = NEWEST_VERSION
+    """Which release's control-plane behaviour to reproduce (``drakit.sim.versions``)."""
 
     def with_nodes(self, extra: Sequence[NodeGroup]) -> Scenario:
         """A copy with more node groups (``--add-nodes``)."""
@@ -552,10 +554,12 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
     spec = c.mapping(data, "spec", "spec", required=True)
     c.unknown(spec, _SPEC_FIELDS, "spec")
     seed = c.integer(spec, "seed", "spec.seed", default=0)
-    version = c.string(spec, "kubernetesVersion", "spec.kubernetesVersion", default="1.35")
+    # The newest supported release by default, like every other drakit entry point.
+    version = c.string(spec, "kubernetesVersion", "spec.kubernetesVersion", default=NEWEST_VERSION)
     features = Features()
     if version not in SUPPORTED_VERSIONS:
         c.add("spec.kubernetesVersion", ErrorType.NOT_SUPPORTED, version, "supported values: " + ", ".join(f'"{v}"' for v in SUPPORTED_VERSIONS))
+        version = NEWEST_VERSION
     else:
         features = Features.for_version(version)
     gates = c.string(spec, "featureGates", "spec.featureGates")
@@ -606,6 +610,7 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
         memory_limit_mib=limit,
         source=source,
         standard_classes=tuple(standard),
+        kubernetes_version=version,
     )
 
 

@@ -1,4 +1,4 @@
-"""One scheduling attempt for one pod, phase by phase as kube-scheduler runs it (1.35).
+"""One scheduling attempt for one pod, phase by phase as kube-scheduler runs it (1.34-1.37).
 
 Phases (reference notes §5.2, ``pkg/scheduler/schedule_one.go``):
 
@@ -7,15 +7,18 @@ Phases (reference notes §5.2, ``pkg/scheduler/schedule_one.go``):
 2. PreFilter: allocated claims contribute their node selector; unallocated ones need their
    device classes to exist.
 3. Filter, node by node from the round-robin start index, stopping after
-   ``numFeasibleNodesToFind`` feasible nodes: NodeResourcesFit (pods, cpu, memory), then
-   DynamicResources (allocated claims' node selectors; one allocator call for all
-   unallocated claims together).
+   ``numFeasibleNodesToFind`` feasible nodes: NodeResourcesFit (pods, cpu, memory; a request
+   above the node's allocatable makes the node unresolvable), then DynamicResources: one
+   allocator call for all unallocated claims together *first* ("cannot allocate all claims"),
+   and only when that succeeds the allocated claims' node selectors ("resourceclaim not
+   available on the node", the claims remembered for PostFilter).
 4. PostFilter when no node fits: DynamicResources (deallocate an unavailable unused claim)
-   then DefaultPreemption (no priorities in a scenario, so it only explains itself).
+   then DefaultPreemption (no priorities in a scenario, so it only explains itself: nodes
+   rejected as unresolvable are "not helpful", the others have no victims).
 5. Score: the plugins whose scores differ between nodes here -- NodeResourcesFit
    (LeastAllocated over cpu and memory with the scheduler's non-zero defaults),
    NodeResourcesBalancedAllocation and DynamicResources (8 - chosen subrequest index per
-   firstAvailable request, normalised to 0..100).  TaintToleration, NodeAffinity,
+   firstAvailable request, normalised to 0..100, weight 2).  TaintToleration, NodeAffinity,
    ImageLocality, PodTopologySpread and InterPodAffinity give every node the same score in a
    scenario (no taints, affinities, images or spread constraints) and are left out.
 6. Select: the highest total; ties broken uniformly at random with the run's seeded
@@ -23,6 +26,9 @@ Phases (reference notes §5.2, ``pkg/scheduler/schedule_one.go``):
    uniformly among ties too).
 7. Reserve (claims become allocated, devices taken for everyone else), PreBind (finalizer,
    ``reservedFor``), Bind.
+
+What changed between releases (PostFilter wording, DynamicResources scoring) comes in as a
+:class:`~drakit.sim.versions.ControlPlane`; nothing here reads a version string.
 
 Upstream checks nodes in parallel and keeps the first ``numFeasibleNodesToFind`` feasible
 nodes that its workers report; here nodes are checked in order, which is what a single
@@ -57,12 +63,16 @@ from drakit.sim.fastpath import (
     INSUFFICIENT_CPU,
     INSUFFICIENT_MEMORY,
     NOT_AVAILABLE_CODE,
+    NUM_CODES,
+    RESOURCE_BITS,
     TOO_MANY_PODS,
+    UNRESOLVABLE,
     ShapeIndex,
     ShapeIndexes,
     union_kth,
     union_prefix,
 )
+from drakit.sim.versions import ControlPlane
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE = 5
@@ -73,6 +83,9 @@ CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
+STILL_NOT_SCHEDULABLE = "still not schedulable"
+NO_NEW_CLAIMS = "no new claims to deallocate"
+DEALLOCATED = "deallocation of ResourceClaim completed"
 
 
 def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int = 0) -> int:
@@ -165,9 +178,20 @@ def _least_requested(requested: int, capacity: int) -> int:
 class Scheduler:
     """The scheduling cycle over a :class:`SimCluster` (see the module docstring)."""
 
-    def __init__(self, cluster: SimCluster, classes: Mapping[str, Mapping[str, Any]], seed: int, *, fast: bool = True) -> None:
+    def __init__(
+        self,
+        cluster: SimCluster,
+        classes: Mapping[str, Mapping[str, Any]],
+        seed: int,
+        *,
+        fast: bool = True,
+        control: ControlPlane | None = None,
+        prioritized_list: bool = True,
+    ) -> None:
         self.cluster = cluster
         self.fast = fast
+        self.control = control or ControlPlane.for_version()
+        self.prioritized_list = prioritized_list  # the DRAPrioritizedList gate (PreFilter checks it)
         self._shapes = ShapeIndexes(len(cluster.nodes))
         self._compact_at = 4 * len(cluster.nodes) + 4096
         self.classes = classes
@@ -220,6 +244,11 @@ class Scheduler:
                     if cls not in self.classes:
                         return f"request {req.get('name')}: device class {cls} does not exist"
                 elif req.get("firstAvailable"):
+                    if not self.prioritized_list:
+                        return (
+                            f"resource claim {claim.key}, request {req.get('name')}: has subrequests, "
+                            "but the DRAPrioritizedList feature is disabled"
+                        )
                     for sub in req["firstAvailable"]:
                         cls = sub.get("deviceClassName", "")
                         if cls not in self.classes:
@@ -257,7 +286,9 @@ class Scheduler:
         # Phase 2: PreFilter.
         pre = self.pre_filter(claims) if claims else ""
         if pre:
-            post = "no new claims to deallocate, " + _preemption(num_nodes, 0, num_nodes)
+            # PreFilter stops before the plugin records the pod's claims: PostFilter sees none.
+            noop = NO_NEW_CLAIMS if self.control.postfilter_noop_reasons else ""
+            post = ", ".join(m for m in (noop, _preemption(num_nodes, 0, num_nodes)) if m)
             return Attempt("unschedulable", message=fit_error(num_nodes, pre, {}, post), reason="Unschedulable")
 
         # Phase 3: Filter from the round-robin start index.
@@ -287,17 +318,13 @@ class Scheduler:
                     reasons["Insufficient cpu"] = reasons.get("Insufficient cpu", 0) + 1
                 if mem and mem > node.alloc_mem - node.req_mem:
                     reasons["Insufficient memory"] = reasons.get("Insufficient memory", 0) + 1
-                resolvable += 1
+                # Bigger than the whole node: UnschedulableAndUnresolvable, preemption can't help.
+                if not ((cpu and cpu > node.alloc_cpu) or (mem and mem > node.alloc_mem)):
+                    resolvable += 1
                 continue
-            # DynamicResources: allocated claims first, then one allocator call.
-            if selectors:
-                bad = [c for c, sel in selectors if sel is not None and not node_selector_matches(node.obj, sel)]
-                if bad:
-                    for c in bad:
-                        if c not in unavailable:
-                            unavailable.append(c)
-                    reasons[NOT_AVAILABLE] = reasons.get(NOT_AVAILABLE, 0) + 1
-                    continue
+            # DynamicResources: the allocator first, then the allocated claims' node selectors.
+            bad = [c for c, sel in selectors if sel is not None and not node_selector_matches(node.obj, sel)] if selectors else []
+            entry: tuple[SimNode, NodeFit | None, int] = (node, None, 0)
             if pending:
                 cached = node.cache.get(key)
                 if cached is not None and cached[0] == shared_version:
@@ -325,9 +352,15 @@ class Scheduler:
                         )
                     reasons[CANNOT_ALLOCATE] = reasons.get(CANNOT_ALLOCATE, 0) + 1
                     continue
-                feasible.append((node, answer, cached[2]))
-            else:
-                feasible.append((node, None, 0))
+                entry = (node, answer, cached[2])
+            if bad:
+                # Remembered for PostFilter only here, after a successful allocation.
+                for c in bad:
+                    if c not in unavailable:
+                        unavailable.append(c)
+                reasons[NOT_AVAILABLE] = reasons.get(NOT_AVAILABLE, 0) + 1
+                continue
+            feasible.append(entry)
             if len(feasible) >= to_find:
                 break
         self.cache_hits += hits
@@ -338,7 +371,13 @@ class Scheduler:
         if not feasible:
             return self._post_filter(pod, claims, num_nodes, reasons, resolvable, unavailable, calls)
         # Phases 5 and 6: Score and select.
-        chosen = feasible[0] if len(feasible) == 1 else self._select(pod, feasible)
+        if len(feasible) == 1:
+            chosen = feasible[0]
+        else:
+            failed_score = self._score_error(pending, allocated, calls)
+            if failed_score is not None:
+                return failed_score
+            chosen = self._select(pod, feasible, self._allocated_dra_score(pending, allocated))
         node, chosen_answer, _ = chosen
         return self._reserve(pod, claims, pending, allocated, node, chosen_answer, calls, copy=True)
 
@@ -397,9 +436,9 @@ class Scheduler:
                 if mem and mem > node.alloc_mem - node.req_mem:
                     bits |= INSUFFICIENT_MEMORY
                 if bits:
+                    if (cpu and cpu > node.alloc_cpu) or (mem and mem > node.alloc_mem):
+                        bits |= UNRESOLVABLE
                     idx.set(q, bits)
-                elif selectors and any(sel is not None and not node_selector_matches(node.obj, sel) for _, sel in selectors):
-                    idx.set(q, NOT_AVAILABLE_CODE)
                 elif pending:
                     cached = node.cache.get(key)
                     if cached is None or cached[0] != shared_version:
@@ -414,8 +453,12 @@ class Scheduler:
                         break
                     if status != "allocated":
                         idx.set(q, CANNOT_ALLOCATE_CODE)
+                    elif selectors and any(sel is not None and not node_selector_matches(node.obj, sel) for _, sel in selectors):
+                        idx.set(q, NOT_AVAILABLE_CODE)
                     else:
                         idx.set(q, FEASIBLE, _score_class(idx, node, pod, cached[2]))
+                elif selectors and any(sel is not None and not node_selector_matches(node.obj, sel) for _, sel in selectors):
+                    idx.set(q, NOT_AVAILABLE_CODE)
                 else:
                     idx.set(q, FEASIBLE, _score_class(idx, node, pod, 0))
                 if idx.code[q] == FEASIBLE:
@@ -434,8 +477,8 @@ class Scheduler:
         in_window = sum(feas.count(a, b) for a, b in window if b > a)
         if pending:
             # The node loop counts one cached answer for every examined node that reached the
-            # allocator (feasible, no devices, or an error) without calling it.
-            reached = in_window + sum(idx.cannot.count(a, b) for a, b in window if b > a) + (failed is not None)
+            # allocator (feasible, rejected by the DRA filter, or an error) without calling it.
+            reached = in_window + sum(idx.dra_rejected.count(a, b) for a, b in window if b > a) + (failed is not None)
             self.cache_hits += reached - calls
         self.allocator_calls += calls
         if failed is not None:
@@ -462,8 +505,10 @@ class Scheduler:
         # Phases 5 and 6: Score by class and select.
         if in_window == 1:
             pos = next(p for a, b in window if (p := feas.first_in(a, b)) >= 0)
+        elif (failed_score := self._score_error(pending, allocated, calls)) is not None:
+            return failed_score
         elif idx.classes_on:
-            pos = self._select_by_class(pod, idx, window)
+            pos = self._select_by_class(pod, idx, window, self._allocated_dra_score(pending, allocated))
         else:
             code = idx.code
             feasible = []
@@ -473,11 +518,11 @@ class Scheduler:
                         n = nodes[i]
                         entry = n.cache[key] if pending else None
                         feasible.append((n, entry[1] if entry else None, entry[2] if entry else 0))
-            pos = self._select(pod, feasible)[0].index
+            pos = self._select(pod, feasible, self._allocated_dra_score(pending, allocated))[0].index
         node = nodes[pos]
         return self._reserve(pod, claims, pending, allocated, node, node.cache[key][1] if pending else None, calls, copy=False)
 
-    def _select_by_class(self, pod: SimPod, idx: ShapeIndex, window: tuple[tuple[int, int], ...]) -> int:
+    def _select_by_class(self, pod: SimPod, idx: ShapeIndex, window: tuple[tuple[int, int], ...], extra_dra: int) -> int:
         """:meth:`_select` over score classes: same best score, same ties in the same order, same draw."""
         spans = [(a, b) for a, b in window if b > a]
         present: list[tuple[int, int]] = []
@@ -489,13 +534,14 @@ class Scheduler:
             if count:
                 present.append((cid, count))
         keys = idx.class_key
-        max_dra = max(keys[cid][1] for cid, _ in present)
+        top = max(keys[cid][1] for cid, _ in present) + extra_dra
+        weight = self.control.dra_score_weight
         best = -1
         tie_ids: list[int] = []
         ties = 0
         for cid, count in present:
             base, dra = keys[cid]
-            total = base + dra * MAX_NODE_SCORE // max_dra if max_dra else base
+            total = base + weight * ((dra + extra_dra) * MAX_NODE_SCORE // top) if top and weight else base
             if total > best:
                 best, tie_ids, ties = total, [cid], count
             elif total == best:
@@ -523,17 +569,17 @@ class Scheduler:
         calls: int,
     ) -> Attempt:
         deallocated = ""
-        if not claims:
-            dra_msg = ""
-        else:
-            dra_msg = "still not schedulable"
-            for c in unavailable:
-                reserved = c.reserved_for
-                if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
-                    self.cluster.deallocate_claim(c)
-                    dra_msg = "deallocation of ResourceClaim completed"
-                    deallocated = c.key
-                    break
+        dra_msg = ""
+        for c in unavailable:
+            reserved = c.reserved_for
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
+                self.cluster.deallocate_claim(c)
+                dra_msg = DEALLOCATED
+                deallocated = c.key
+                break
+        if not dra_msg and self.control.postfilter_noop_reasons:
+            # 1.34-1.36 said so when PostFilter did nothing; 1.37 adds no text.
+            dra_msg = STILL_NOT_SCHEDULABLE if claims else NO_NEW_CLAIMS
         unresolvable = num_nodes - resolvable
         post = ", ".join(m for m in (dra_msg, _preemption(num_nodes, resolvable, unresolvable)) if m)
         return Attempt(
@@ -587,8 +633,37 @@ class Scheduler:
         self.cluster.note_node_change(node)
         return Attempt("bound", node=node.name, allocator_calls=calls)
 
-    def _select(self, pod: SimPod, feasible: list[tuple[SimNode, NodeFit | None, int]]) -> tuple[SimNode, NodeFit | None, int]:
-        max_dra = max(f[2] for f in feasible)
+    def _score_error(self, pending: Sequence[SimClaim], allocated: Sequence[SimClaim], calls: int) -> Attempt | None:
+        """1.35's DynamicResources Score fails for a pod with allocated claims *and* claims to
+        allocate once two or more nodes are feasible (see ``ControlPlane.dra_score_allocated_claims``)."""
+        control = self.control
+        if not (pending and allocated and control.dra_score_weight and not control.dra_score_allocated_claims):
+            return None
+        return Attempt(
+            "error",
+            message=(
+                'running Score plugins: plugin "DynamicResources" failed with: '
+                f"number of allocations {len(pending)} is smaller than number of claims"
+            ),
+            reason="SchedulerError",
+            allocator_calls=calls,
+        )
+
+    def _allocated_dra_score(self, pending: Sequence[SimClaim], allocated: Sequence[SimClaim]) -> int:
+        """The DynamicResources score that the pod's already allocated claims add on every node.
+
+        Only counted where the plugin scores at all, i.e. when some claim is being allocated
+        (without one there is no per-node allocation and every node scores 0).
+        """
+        if not (pending and allocated and self.control.dra_score_allocated_claims):
+            return 0
+        return sum(_claim_dra_score(c.obj.get("spec") or {}, c.allocation or {}) for c in allocated)
+
+    def _select(
+        self, pod: SimPod, feasible: list[tuple[SimNode, NodeFit | None, int]], extra_dra: int = 0
+    ) -> tuple[SimNode, NodeFit | None, int]:
+        top = max(f[2] for f in feasible) + extra_dra
+        weight = self.control.dra_score_weight if top else 0
         # Nodes of one template in the same state score the same: compute each state once.
         memo: dict[tuple[int, int, int, int, int, int], int] = {}
         best = -1
@@ -600,8 +675,9 @@ class Scheduler:
             if total is None:
                 total = base_score(state, pod)
                 memo[state] = total
-            if max_dra:
-                total += dra * MAX_NODE_SCORE // max_dra
+            if weight:
+                # DefaultNormalizeScore (score * 100 / highest), then the plugin's weight.
+                total += weight * ((dra + extra_dra) * MAX_NODE_SCORE // top)
             if total > best:
                 best = total
                 ties = [entry]
@@ -624,11 +700,12 @@ def _histogram(idx: ShapeIndex) -> tuple[dict[str, int], int]:
     """FitError's reasons and the Unschedulable (preemption-resolvable) node count from verdict counts."""
     reasons: dict[str, int] = {}
     resolvable = 0
-    for code in range(1, 8):
+    for code in range(1, NUM_CODES):
         count = idx.reasons[code]
-        if not count:
+        if not count or not code & RESOURCE_BITS or code & (NOT_AVAILABLE_CODE | CANNOT_ALLOCATE_CODE):
             continue
-        resolvable += count
+        if not code & UNRESOLVABLE:
+            resolvable += count
         for bit, reason in ((TOO_MANY_PODS, "Too many pods"), (INSUFFICIENT_CPU, "Insufficient cpu"), (INSUFFICIENT_MEMORY, "Insufficient memory")):
             if code & bit:
                 reasons[reason] = reasons.get(reason, 0) + count
@@ -658,22 +735,24 @@ def base_score(state: Sequence[int], pod: SimPod) -> int:
 
 
 def _dra_score(pending: Sequence[SimClaim], answer: NodeFit) -> int:
-    """DynamicResources Score: for each firstAvailable request, 8 - index of the chosen subrequest."""
+    """DynamicResources Score of a node from its new allocations (see :func:`_claim_dra_score`)."""
+    return sum(_claim_dra_score(claim.obj.get("spec") or {}, result) for claim, result in zip(pending, answer.results, strict=False))
+
+
+def _claim_dra_score(spec: Mapping[str, Any], allocation: Mapping[str, Any]) -> int:
+    """For each firstAvailable request of a claim, 8 - index of the subrequest its allocation chose."""
     score = 0
-    for claim, result in zip(pending, answer.results, strict=False):
-        requests = (claim.obj.get("spec") or {}).get("devices", {}).get("requests") or []
-        chosen = {}
-        for r in (result.get("devices") or {}).get("results") or []:
-            req, _, sub = str(r.get("request", "")).partition("/")
-            if sub:
-                chosen[req] = sub
-        for req in requests:
-            subs = req.get("firstAvailable")
-            if not subs or req.get("name") not in chosen:
-                continue
-            names = [s.get("name") for s in subs]
-            if chosen[req["name"]] in names:
-                score += MAX_SUBREQUESTS - names.index(chosen[req["name"]])
+    chosen = set()
+    for r in (allocation.get("devices") or {}).get("results") or []:
+        request = str(r.get("request", ""))
+        if "/" in request:
+            chosen.add(request)
+    if not chosen:
+        return score
+    for req in (spec.get("devices") or {}).get("requests") or []:
+        for i, sub in enumerate(req.get("firstAvailable") or []):
+            if f"{req.get('name')}/{sub.get('name')}" in chosen:
+                score += MAX_SUBREQUESTS - i
     return score
 
 

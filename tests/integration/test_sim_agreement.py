@@ -238,24 +238,7 @@ def test_placements_agree(runs: Runs) -> None:
     assert 0 < bound < len(sim.result.pods)  # both outcomes are exercised
 
 
-# Known drakit.sim bugs against kube-scheduler 1.37 (reported; remove the mark once fixed --
-# strict, so the fix shows up as XPASS and fails until then):
-#  1. PostFilter in 1.37 adds no text when nothing is deallocated: no "still not schedulable, "
-#     and no "no new claims to deallocate, " before "preemption: ...";
-#  2. NodeResourcesFit marks a request larger than the node's allocatable as unresolvable, so
-#     preemption says "Preemption is not helpful for scheduling", not "No preemption victims found";
-#  3. 1.37 runs the allocator before it reports an allocated claim as "resourceclaim not
-#     available on the node", so nodes where the pod's other claims cannot be allocated count
-#     as "cannot allocate all claims".
-SIM_MESSAGES_1_37 = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="drakit.sim emits 1.35 PostFilter/Filter wording (see the comment above)",
-)
-
-
 @pytest.mark.cluster
-@SIM_MESSAGES_1_37
 def test_pending_messages_agree(runs: Runs) -> None:
     """The PodScheduled=False message of every Pending pod, verbatim."""
     real_placements = {k: _placement(p) for k, p in runs.real.pods.items()}
@@ -329,12 +312,6 @@ def _owners(meta: Mapping[str, Any], *skip: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.cluster
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="drakit.sim sets blockOwnerDeletion: true on generated claims; the 1.37 claim controller "
-    "sets only controller: true (reported; remove the mark once fixed)",
-)
 def test_generated_claim_owner_agrees(runs: Runs) -> None:
     """The whole owner reference of every generated claim, except the pod's UID."""
     sim, real = runs.sim, runs.real

@@ -38,7 +38,18 @@ def test_generated_names_use_the_api_server_alphabet_and_repeat_per_seed() -> No
     assert len(name_from_generate_name("y" * 70, random.Random(1))) == 63
 
 
-def test_claim_from_template_has_owner_annotation_and_labels() -> None:
+OWNER = {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u1", "controller": True}
+
+
+@pytest.mark.parametrize(
+    ("block", "want_owner"),
+    [
+        # kube-controller-manager 1.35+ (PR #134956): only controller: true.
+        pytest.param(False, OWNER, id="1.35-and-later"),
+        pytest.param(True, {**OWNER, "blockOwnerDeletion": True}, id="1.34"),
+    ],
+)
+def test_claim_from_template_has_owner_annotation_and_labels(block: bool, want_owner: dict[str, Any]) -> None:
     tmpl: dict[str, Any] = {
         "spec": {
             "metadata": {"labels": {"team": "ml"}, "annotations": {"a": "b"}},
@@ -46,13 +57,19 @@ def test_claim_from_template_has_owner_annotation_and_labels() -> None:
         }
     }
     claim = claim_from_template(
-        tmpl, name="p-gpu-abcde", generate="p-gpu-", namespace="ns", pod_name="p", pod_uid="u1", pod_claim_name="gpu", uid="u2"
+        tmpl,
+        name="p-gpu-abcde",
+        generate="p-gpu-",
+        namespace="ns",
+        pod_name="p",
+        pod_uid="u1",
+        pod_claim_name="gpu",
+        uid="u2",
+        block_owner_deletion=block,
     )
     meta = claim["metadata"]
     assert meta["annotations"] == {"a": "b", POD_CLAIM_NAME_ANNOTATION: "gpu"}
     assert meta["labels"] == {"team": "ml"}
-    assert meta["ownerReferences"] == [
-        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u1", "controller": True, "blockOwnerDeletion": True}
-    ]
+    assert meta["ownerReferences"] == [want_owner]
     assert claim["spec"] == tmpl["spec"]["spec"]
     assert claim["spec"] is not None and "annotations" not in tmpl["spec"]["metadata"]["labels"]

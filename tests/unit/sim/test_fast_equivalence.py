@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from drakit.features import SUPPORTED_VERSIONS
 from drakit.sim import NodeGroup, Scenario, SimOptions, fastpath, load_scenario, parse_scenario
 from drakit.sim.report import render_text
 from drakit.sim.runner import AllocatorFactory, Run
@@ -152,8 +153,10 @@ def scenarios(draw: st.DrawFn) -> tuple[Scenario, int, list[int]]:
     )
     nodes = "".join(f"    - {{count: {n}, template: {t}, namePrefix: g{i}-}}\n" for i, (t, n) in enumerate(groups))
     workloads = "".join(draw(workload(i)) for i in range(draw(st.integers(1, 4))))
+    # Every release: the PostFilter wording and DynamicResources scoring differ between them.
+    version = draw(st.sampled_from(SUPPORTED_VERSIONS))
     text = (
-        "apiVersion: drakit.dev/v1alpha1\nkind: Scenario\nmetadata: {name: gen}\nspec:\n"
+        f"apiVersion: drakit.dev/v1alpha1\nkind: Scenario\nmetadata: {{name: gen}}\nspec:\n  kubernetesVersion: '{version}'\n"
         "  deviceClasses: [gpu.example.com]\n  nodes:\n" + nodes + "  workloads:\n" + workloads + TEMPLATES
     )
     total = sum(n for _, n in groups)
@@ -216,11 +219,17 @@ def test_fill_examines_far_fewer_nodes_than_the_loop() -> None:
 
 
 def test_resource_and_dra_scores_combine_as_in_the_loop() -> None:
-    """Nodes differ in cpu load and in which firstAvailable subrequest fits: normalisation matters."""
+    """Nodes differ in cpu load and in which firstAvailable subrequest fits: normalisation matters.
+
+    Half the nodes carry a cpu hog, the other half a pod holding two GPUs; on the 4-GPU nodes of
+    the second half only the 1-GPU subrequest fits, and their spare cpu outweighs the
+    DynamicResources score (weight 2) of the 3-GPU subrequest on the loaded nodes.
+    """
     sc = _scenario(
         "    - {count: 60, template: example-4x, namePrefix: a-}\n    - {count: 60, template: example-8x, namePrefix: b-}\n",
-        "    - {name: load, count: 170, resources: {cpu: '30'}, resourceClaims: [{name: gpu, resourceClaimTemplateName: one}]}\n"
-        "    - {name: pick, start: 1, count: 150, resources: {cpu: '9', memory: 100Gi}, resourceClaims: [{name: gpu, resourceClaimTemplateName: pick}]}\n",
+        "    - {name: cpuhog, count: 60, resources: {cpu: '60'}}\n"
+        "    - {name: gpuhog, start: 1, count: 60, resourceClaims: [{name: gpus, resourceClaimTemplateName: two}]}\n"
+        "    - {name: pick, start: 2, count: 150, resources: {cpu: '9', memory: 100Gi}, resourceClaims: [{name: gpu, resourceClaimTemplateName: pick}]}\n",
     )
     for seed in (1, 2, 3):
         slow, _ = both(sc, seed)

@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest
 
 from drakit.errors import InvalidInput, UsageError
+from drakit.features import NEWEST_VERSION, Features
 from drakit.sim import load_scenario, parse_add_nodes, parse_scenario
+from drakit.sim.versions import ControlPlane
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "drakit" / "sim" / "examples"
 
@@ -127,3 +129,36 @@ def test_add_nodes_rejects(spec: str) -> None:
 def test_examples_load(path: Path) -> None:
     sc = load_scenario(path)
     assert sc.workloads
+
+
+@pytest.mark.parametrize(
+    ("body", "version", "gates"),
+    [
+        # Like every other drakit entry point, the newest supported release unless told otherwise.
+        pytest.param("  seed: 1\n", NEWEST_VERSION, Features.for_version(NEWEST_VERSION), id="default-is-newest"),
+        pytest.param("  kubernetesVersion: '1.35'\n", "1.35", Features.for_version("1.35"), id="1.35"),
+        pytest.param("  kubernetesVersion: '1.34'\n", "1.34", Features.for_version("1.34"), id="1.34"),
+    ],
+)
+def test_kubernetes_version_sets_gates_and_control_plane(body: str, version: str, gates: Features) -> None:
+    sc = parse_scenario(HEAD + body, "s.yaml")
+    assert (sc.kubernetes_version, sc.features) == (version, gates)
+    assert ControlPlane.for_version(sc.kubernetes_version).version == version
+
+
+@pytest.mark.parametrize(
+    ("version", "want"),
+    [
+        pytest.param("1.34", ControlPlane("1.34", postfilter_noop_reasons=True, owner_block_deletion=True, dra_score_weight=0, dra_score_allocated_claims=False), id="1.34"),
+        pytest.param("1.35", ControlPlane("1.35", postfilter_noop_reasons=True, owner_block_deletion=False, dra_score_weight=2, dra_score_allocated_claims=False), id="1.35"),
+        pytest.param("1.36", ControlPlane("1.36", postfilter_noop_reasons=True, owner_block_deletion=False, dra_score_weight=2, dra_score_allocated_claims=True), id="1.36"),
+        pytest.param("1.37", ControlPlane("1.37", postfilter_noop_reasons=False, owner_block_deletion=False, dra_score_weight=2, dra_score_allocated_claims=True), id="1.37"),
+    ],
+)
+def test_control_plane_per_release(version: str, want: ControlPlane) -> None:
+    assert ControlPlane.for_version(version) == want
+
+
+def test_control_plane_rejects_unknown_release() -> None:
+    with pytest.raises(ValueError, match=r"unsupported Kubernetes version '1\.20'"):
+        ControlPlane.for_version("1.20")
