@@ -1,20 +1,48 @@
 """Benchmark: explain one pending pod on a 5,000-node x 8-GPU inventory (issue 7: under 1 s).
 
-Three situations, each on the same 40,000 H100s from the node templates:
+Three situations, each on the same H100s from the node templates (8 per node):
 
 * ``near-miss``: the request asks for >= 80Gi, every H100 publishes 81559Mi -> never, with
   the funnel and near misses over every device;
-* ``in-use``: 4,999 nodes fully allocated, one node with 2 GPUs free, the pod wants 4
+* ``in-use``: every node but one fully allocated, one node with 2 GPUs free, the pod wants 4
   -> waiting, with the holders listed;
 * ``fits``: one node has 4 free GPUs -> the allocator is run on the candidate nodes.
 
-Prints the time per diagnosis and its ratio to the 1 s budget (ratio < 1 = within budget).
-Not a test: timings depend on the machine.  Run: ``python benchmarks/bench_explain.py [nodes]``.
+Prints the CPU time per diagnosis, how much of it Python's cyclic garbage collector took, and
+the ratio to the 1 s budget (ratio < 1 = within budget).  The collector is reported on its own
+because a full collection rescans every object the process holds (here the generated bundle,
+~0.15 s a pass at 5,000 nodes); ``diagnose`` now holds the collector off while it runs, so the
+column should read ~0.  Not a test: timings depend on the machine.
+
+Run: ``python benchmarks/bench_explain.py [--nodes N ...] [--repeat R]`` (``--help``).
+
+Measured on the 2-core development machine (shared: +-15 %), CPU seconds per diagnosis, one
+run each, collector share in parentheses::
+
+    nodes   situation  before (617e2bf)  after
+    1,000   near-miss  0.17 (0.06)       0.05 (0.00)
+    1,000   in-use     0.17 (0.08)       0.05 (0.00)
+    1,000   fits       0.16 (0.08)       0.04 (0.00)
+    5,000   near-miss  0.96 (0.40)       0.23 (0.00)
+    5,000   in-use     1.08 (0.53)       0.26 (0.00)
+    5,000   fits       1.24 (0.78)       0.24 (0.00)
+    10,000  near-miss  1.96 (0.79)       0.47 (0.00)
+    10,000  in-use     2.88 (1.58)       0.54 (0.00)
+    10,000  fits       2.51 (1.48)       0.46 (0.00)
+
+Before, a diagnosis built the allocator's full index (every device parsed for the search), a
+projection memo and a holder list per device, and the allocator's state for every claim:
+~100,000 objects that outlived young collections and set off one or two full collections.
+After: one light record per device (no cycles), devices grouped by projection once and each
+group evaluated once for the funnel and the near misses, holders counted per claim, and the
+allocator's index and state built only over the pools of the nodes it is run on.  Without the
+collector pause the 5,000-node figures are 0.37-0.48 s (one full collection each).
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import gc
 import time
 from typing import Any
 
@@ -25,6 +53,7 @@ from drakit.inventory.templates import NVIDIA_DRIVER, expand, nvidia_device_clas
 
 BUDGET_S = 1.0
 MEM_80GI = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+SITUATIONS = ("near-miss", "in-use", "fits")
 
 
 def _claim(name: str, count: int, selectors: tuple[str, ...] = (), status: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -83,22 +112,67 @@ def scenario(name: str, nodes: int, base: list[dict[str, Any]]) -> ExplainInput:
     return ExplainInput.from_objects(objs)
 
 
-def main() -> None:
-    nodes = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
-    features = Features.for_version()
+class _CollectorClock:
+    """Seconds spent in the cyclic garbage collector while installed (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._started
+
+    def __enter__(self) -> _CollectorClock:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
+def run(nodes: int, repeat: int, features: Features) -> None:
     t0 = time.perf_counter()
     base = inventory(nodes)
     print(f"inventory: {nodes} nodes x 8 GPUs built in {time.perf_counter() - t0:.2f}s")
-    for name in ("near-miss", "in-use", "fits"):
+    for name in SITUATIONS:
         inp = scenario(name, nodes, base)
-        t0, c0 = time.perf_counter(), time.process_time()
-        d = diagnose(inp, "pod", "train", "ml", features=features)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        gc.freeze()  # as `drakit explain` does once the bundle is loaded
+        best: tuple[float, float, float] | None = None
+        for _ in range(repeat):
+            with _CollectorClock() as collector:
+                t0, c0 = time.perf_counter(), time.process_time()
+                d = diagnose(inp, "pod", "train", "ml", features=features)
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            if best is None or cpu < best[0]:
+                best = (cpu, collector.seconds, wall)
+        assert best is not None
+        cpu, in_gc, wall = best
         # CPU time is what the budget is about; wall time also counts other processes.
         print(
-            f"{name:<10} {d.verdict.value:<8} {d.code.value:<18} cpu {cpu:6.3f}s wall {wall:6.3f}s"
-            f"  cpu/budget {cpu / BUDGET_S:.2f}"
+            f"{name:<10} {d.verdict.value:<8} {d.code.value:<18} cpu {cpu:6.3f}s (gc {in_gc:5.3f}s)"
+            f" wall {wall:6.3f}s  cpu/budget {cpu / BUDGET_S:.2f}"
         )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="Time `drakit explain` on one pending pod (near-miss, in-use, fits) against the 1 s budget.",
+        epilog="Sizes: --nodes 1000 for a quick look, 5000 (the default) for the issue's check, "
+        "10000 to see how it scales (8 GPUs per node; linear in devices).",
+    )
+    parser.add_argument("legacy_nodes", nargs="?", type=int, help=argparse.SUPPRESS)  # `bench_explain.py 5000`
+    parser.add_argument("--nodes", type=int, nargs="+", default=None, metavar="N",
+                        help="inventory sizes in nodes (default: 5000)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="R",
+                        help="diagnoses per situation; the fastest is shown (default: 1)")
+    args = parser.parse_args(argv)
+    sizes = args.nodes or ([args.legacy_nodes] if args.legacy_nodes else [5000])
+    features = Features.for_version()
+    for nodes in sizes:
+        run(nodes, max(1, args.repeat), features)
 
 
 if __name__ == "__main__":

@@ -29,12 +29,13 @@ from types import MappingProxyType
 from typing import Any
 
 from drakit.allocator import allocate
-from drakit.allocator.inventory import Device, Inventory, node_selector_matches
+from drakit.allocator.inventory import Inventory, node_selector_matches
 from drakit.errors import UsageError
 from drakit.explain.codes import Code, ExplainCode, Owner, Stage, Verdict
 from drakit.explain.diagnosis import Diagnosis, Finding, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
     ClusterIndex,
+    Device,
     FunnelResult,
     RequestSpec,
     Selectors,
@@ -133,6 +134,11 @@ def diagnose(
 ) -> Diagnosis:
     """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`UsageError` if it is not there."""
     ctx = _Ctx(inp, features or Features.for_version(), timeout)
+    return _diagnose(ctx, kind, name, namespace)
+
+
+def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
+    inp = ctx.inp
     if kind == "pod":
         pod = inp.find_pod(name, namespace)
         if pod is None:
@@ -549,8 +555,7 @@ def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
 
 def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
     inp = ctx.inp
-    inv = Inventory(inp.slices, inp.classes)
-    sel = Selectors(inv, ctx.features)
+    sel = Selectors(ctx.features)
     if not _check_requests(ctx, claims, sel):  # 2./3.
         return
     usable = _usable_nodes(ctx, pod)  # 4. (funnels below still show where devices are)
@@ -577,7 +582,7 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
         for r in (((c.obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
     )
     allocated_claims = [cl for cl in inp.claims if (cl.get("status") or {}).get("allocation")]
-    index = ClusterIndex(inv, ctx.features, allocated_claims, inp.taint_rules)
+    index = ClusterIndex(inp.slices, ctx.features, allocated_claims, inp.taint_rules)
     reach = reach_map(index, usable)
     pending = [c for c in claims if not c.allocated and c.obj is not None]
     if not pending:
@@ -602,7 +607,7 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
         return
     if _dynamic_shortfalls(ctx, per_request, usable, index) or not usable:
         return
-    _run_allocator(ctx, pending, per_request, usable, inv, index)
+    _run_allocator(ctx, pending, per_request, usable, index)
 
 
 def _runtime_error(ctx: _Ctx, claim: str, req: RequestSpec, fr: FunnelResult) -> None:
@@ -846,22 +851,34 @@ def _dynamic_shortfalls(
 
 
 def _holders(ctx: _Ctx, fr: FunnelResult, index: ClusterIndex) -> None:
-    index_holders: dict[str, list[Device]] = {}
-    objs: dict[str, Obj] = {}
+    # Count per claim object first (a claim holds many devices), then name each claim once.
+    per_claim: dict[int, list[Any]] = {}  # id(claim) -> [claim, devices held, last position seen]
+    pos = 0
     for d in fr.in_use:
-        for cl in index.holders.get(d.key, ()):
-            k = key_of(cl)
-            index_holders.setdefault(k, []).append(d)
-            objs[k] = cl
+        for cl in index.holders(d.key):
+            pos += 1
+            entry = per_claim.get(id(cl))
+            if entry is None:
+                per_claim[id(cl)] = [cl, 1, pos]
+            else:
+                entry[1] += 1
+                entry[2] = pos
+    counts: dict[str, int] = {}
+    objs: dict[str, tuple[int, Obj]] = {}  # the claim object seen last under each name
+    for cl, n, last in per_claim.values():
+        k = key_of(cl)
+        counts[k] = counts.get(k, 0) + n
+        if k not in objs or objs[k][0] < last:
+            objs[k] = (last, cl)
     out = []
-    for k, devs in index_holders.items():
-        cl = objs[k]
+    for k, n in counts.items():
+        cl = objs[k][1]
         ns = namespace_of(cl)
         pods = tuple(
             f"{ns}/{r.get('name', '')}" for r in (cl.get("status") or {}).get("reservedFor") or []
             if r.get("resource", "pods") == "pods"
         )
-        out.append(Holder(k, pods, len(devs), ctx.inp.expected_release.get(k)))
+        out.append(Holder(k, pods, n, ctx.inp.expected_release.get(k)))
     out.sort(key=lambda h: (h.expected_release if h.expected_release is not None else float("inf"), -h.devices, h.claim))
     ctx.holders = out
 
@@ -869,21 +886,22 @@ def _holders(ctx: _Ctx, fr: FunnelResult, index: ClusterIndex) -> None:
 def _counter_holders(ctx: _Ctx, fr: FunnelResult) -> None:
     """Claims holding other partitions that draw on the same counter sets."""
     sets = {(d.driver, d.pool, name) for d, _ in fr.counter_blocked for name, _ in d.consumes}
+    # Published devices (of any slice, any generation) that draw on those sets, counted per
+    # (driver, pool, device): one pass over the slices instead of one per allocated result.
+    drawing: dict[tuple[Any, Any, Any], int] = {}
+    for s in ctx.inp.slices:
+        spec = s.get("spec") or {}
+        driver, pool = spec.get("driver"), (spec.get("pool") or {}).get("name")
+        for dev in spec.get("devices") or []:
+            if any((driver, pool, c.get("counterSet")) in sets for c in dev.get("consumesCounters") or []):
+                k3 = (driver, pool, dev.get("name"))
+                drawing[k3] = drawing.get(k3, 0) + 1
     held: dict[str, tuple[Obj, int]] = {}
     for cl in ctx.inp.claims:
         results = (((cl.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
         n = 0
         for r in results:
-            for s in ctx.inp.slices:
-                spec = s.get("spec") or {}
-                if spec.get("driver") != r.get("driver") or (spec.get("pool") or {}).get("name") != r.get("pool"):
-                    continue
-                for dev in spec.get("devices") or []:
-                    if dev.get("name") == r.get("device") and any(
-                        (r.get("driver"), r.get("pool"), c.get("counterSet")) in sets
-                        for c in dev.get("consumesCounters") or []
-                    ):
-                        n += 1
+            n += drawing.get((r.get("driver"), r.get("pool"), r.get("device")), 0)
         if n:
             held[key_of(cl)] = (cl, n)
     ctx.holders = [
@@ -916,7 +934,6 @@ def _run_allocator(
     pending: list[_Claim],
     per_request: list[tuple[_Claim, list[FunnelResult]]],
     usable: list[Obj],
-    inv: Inventory,
     index: ClusterIndex,
 ) -> None:
     """Counting says the pod could fit: ask the allocator on the most promising nodes."""
@@ -930,11 +947,15 @@ def _run_allocator(
     candidates = [n for n, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0])) if n in by_name]
     if not candidates:
         candidates = sorted(by_name)
-    inv.state = index.state  # the same allocated claims; allocate() never modifies it
+    tried_nodes = candidates[:MAX_ALLOCATOR_NODES]
+    slices = _slices_for(ctx.inp, tried_nodes)
+    inv = Inventory(slices, ctx.inp.classes)
+    # The claims holding devices of those pools; allocate() never modifies the state.
+    inv.state = index.allocated_state({(s.driver, s.pool) for s in inv.slices})
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     first_failure: tuple[str, Trace, str, str] | None = None
     tried = 0
-    for name in candidates[:MAX_ALLOCATOR_NODES]:
+    for name in tried_nodes:
         tried += 1
         out = allocate(
             node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
@@ -973,7 +994,7 @@ def _run_allocator(
     codes = trace.codes()
     constraint = [r for r in trace.reasons if r.code in (ReasonCode.CONSTRAINT_MISMATCH, ReasonCode.MISSING_ATTRIBUTE)]
     if constraint:
-        never = _fails_when_empty(ctx, pending, usable, candidates[:MAX_ALLOCATOR_NODES])
+        never = _fails_when_empty(ctx, pending, usable, tried_nodes, slices)
         first = constraint[0]
         ctx.partial = _partial(ctx, pending, by_name[node], inv)
         desc = str(first.detail.get("constraint") or "a claim constraint")
@@ -1005,9 +1026,31 @@ def _run_allocator(
             Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint="see the allocator trace: drakit allocate --node " + node)
 
 
-def _fails_when_empty(ctx: _Ctx, pending: list[_Claim], usable: list[Obj], nodes: list[str]) -> bool:
+def _slices_for(inp: ExplainInput, nodes: Sequence[str]) -> list[Obj]:
+    """Every slice of each pool that one of ``nodes`` can see (on the node, or without a nodeName).
+
+    ``allocate`` on a node reads only such slices, plus the other slices of their pools (pool
+    completeness, counter sets), so an index over these answers as one over the whole cluster
+    would, without parsing 40,000 devices for a run on one node.
+    """
+    names = set(nodes)
+    pools: set[tuple[str, str]] = set()
+    keyed: list[tuple[tuple[str, str], Obj]] = []
+    for s in inp.slices:
+        spec = s.get("spec") or {}
+        pid = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
+        keyed.append((pid, s))
+        node = spec.get("nodeName") or ""
+        if not node or node in names:
+            pools.add(pid)
+    return [s for pid, s in keyed if pid in pools]
+
+
+def _fails_when_empty(
+    ctx: _Ctx, pending: list[_Claim], usable: list[Obj], nodes: list[str], slices: Sequence[Obj]
+) -> bool:
     """Would the claims fail on these nodes even if nothing were allocated?"""
-    empty = Inventory(ctx.inp.slices, ctx.inp.classes)
+    empty = Inventory(slices, ctx.inp.classes)
     by_name = {name_of(n): n for n in usable}
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     for name in nodes:

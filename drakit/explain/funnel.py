@@ -8,22 +8,27 @@ exactly one *static* condition (a selector term, capacity, node, taints) is a ne
 explained with the numbers (:mod:`drakit.explain.probe`).
 
 Performance: a selector is evaluated once per distinct *projection* of the device (the fields
-the expression reads), so 40,000 identical GPUs cost a handful of CEL evaluations.
+the expression reads), so 40,000 identical GPUs cost a handful of CEL evaluations; devices are
+grouped by projection once per request and the funnel and the near-miss probe both read the
+group's answer.  Devices are light records over the wire dicts (:class:`Device`), not the
+allocator's parsed index, which is built only for the few nodes the allocator is run on: a
+diagnosis of 5,000 nodes x 8 GPUs allocates about one object per device, and none in cycles.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from drakit.allocator import cel
-from drakit.allocator.inventory import Device, Inventory, Slice, node_matches
-from drakit.allocator.state import AllocatedState, DeviceKey
+from drakit.allocator.inventory import CapacityEntry, node_matches
+from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
 from drakit.explain import amounts
 from drakit.explain.diagnosis import Funnel, FunnelStep, NearMiss
-from drakit.explain.probe import MissingKey, Probe, Unknown, project, projection, split_terms
+from drakit.explain.probe import MissingKey, Probe, Unknown, project, projection, projector, split_terms
 from drakit.features import Features
 
 Obj = Mapping[str, Any]
@@ -113,60 +118,235 @@ class PoolHealth:
     counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
 
 
+_HEALTHY = PoolHealth()  # shared by every complete, valid pool without counter sets; never modified
+
+
+class Slice:
+    """A ResourceSlice as the funnel reads it: where its devices are reachable from.
+
+    Not the allocator's index (:class:`drakit.allocator.Inventory`): that one parses every
+    device for the search (counters, capacity, binding conditions, selector caches), which a
+    diagnosis of 40,000 devices does not need.  Here a device is its wire dict plus a name, and
+    a slice does not list its devices (:attr:`ClusterIndex.devices` does), so nothing built
+    here forms a reference cycle.
+    """
+
+    __slots__ = ("all_nodes", "count", "driver", "generation", "name", "node_name", "node_selector", "per_device",
+                 "pool", "raw", "shared_counters")
+
+    def __init__(self, raw: Obj) -> None:
+        spec = raw.get("spec") or {}
+        pool = spec.get("pool") or {}
+        self.raw = raw
+        self.name: str = (raw.get("metadata") or {}).get("name", "")
+        self.driver: str = spec.get("driver", "")
+        self.pool: str = pool.get("name", "")
+        self.generation = int(pool.get("generation") or 0)
+        self.count = int(pool.get("resourceSliceCount") or 0)
+        self.node_name: str = spec.get("nodeName") or ""
+        self.all_nodes = bool(spec.get("allNodes"))
+        self.node_selector: Obj | None = spec.get("nodeSelector")
+        self.per_device = bool(spec.get("perDeviceNodeSelection"))
+        self.shared_counters: tuple[Obj, ...] = tuple(spec.get("sharedCounters") or ())
+
+    @property
+    def raw_devices(self) -> list[Obj]:
+        return (self.raw.get("spec") or {}).get("devices") or []
+
+
+class Device:
+    """One published device: its wire dict and identity; everything else is read on demand."""
+
+    __slots__ = ("_capacity", "_consumes", "driver", "key", "name", "pool", "raw", "slice")
+
+    def __init__(self, raw: Obj, name: str, driver: str, pool: str, slice_: Slice) -> None:
+        self.raw = raw
+        self.name = name
+        self.driver = driver
+        self.pool = pool
+        self.key: DeviceKey = (driver, pool, name)
+        self.slice = slice_
+        self._capacity: dict[str, CapacityEntry] | None = None
+        self._consumes: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...] | None = None
+
+    @property
+    def ident(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+    @property
+    def node_name(self) -> str:
+        return self.raw.get("nodeName") or ""
+
+    @property
+    def all_nodes(self) -> bool:
+        return bool(self.raw.get("allNodes"))
+
+    @property
+    def node_selector(self) -> Obj | None:
+        return self.raw.get("nodeSelector")
+
+    @property
+    def allow_multiple(self) -> bool:
+        return bool(self.raw.get("allowMultipleAllocations"))
+
+    @property
+    def taints(self) -> tuple[Obj, ...]:
+        return tuple(self.raw.get("taints") or ())
+
+    @property
+    def consumes(self) -> tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]:
+        """``consumesCounters`` with exact amounts (parsed as the allocator parses them)."""
+        if self._consumes is None:
+            self._consumes = tuple(
+                (
+                    c.get("counterSet", ""),
+                    tuple((cn, quantity_of((cv or {}).get("value", "0")).exact()) for cn, cv in (c.get("counters") or {}).items()),
+                )
+                for c in self.raw.get("consumesCounters") or ()
+            )
+        return self._consumes
+
+    @property
+    def capacity(self) -> dict[str, CapacityEntry]:
+        """Capacity keyed by the published name (the allocator's :class:`CapacityEntry`)."""
+        if self._capacity is None:
+            caps: dict[str, CapacityEntry] = {}
+            for name, cap in (self.raw.get("capacity") or {}).items():
+                text = str((cap or {}).get("value", "0"))
+                caps[name] = CapacityEntry(
+                    status_name=name, quantity=quantity_of(text), value_text=text, policy=(cap or {}).get("requestPolicy")
+                )
+            self._capacity = caps
+        return self._capacity
+
+
 class ClusterIndex:
     """Devices of the current pool generations, pool health, reach from nodes, use.
 
-    Built once per diagnosis (or kept by a caller that explains many pods of one state).
+    Built once per diagnosis (or kept by a caller that explains many pods of one state) from
+    the wire slices and claims, in one pass each: one light :class:`Device` per device of a
+    current generation, nothing per node.  The allocator's :class:`~drakit.allocator.Inventory`
+    and :class:`~drakit.allocator.AllocatedState` are built later, and only for the few nodes
+    the allocator is run on (see :meth:`allocated_state`).
     """
 
     def __init__(
         self,
-        inventory: Inventory,
+        slices: Iterable[Obj],
         features: Features,
         allocated_claims: Iterable[Obj],
         taint_rules: Sequence[Obj] = (),
     ) -> None:
-        self.inv = inventory
         self.features = features
         self.pools: dict[tuple[str, str], PoolHealth] = {}
         self.devices: list[Device] = []
-        self._pool_devices(inventory.slices)
+        # Whether any device could be tainted, consume counters or be shared: the funnel's
+        # later steps are shown only then, and need not look at every device otherwise.
+        self.any_taints = False
+        self.any_consumes = False
+        self.any_multiple = False
+        self._pool_devices([Slice(s) for s in slices])
+        self.unhealthy = frozenset(p for p, h in self.pools.items() if h.incomplete or h.invalid)
         self.extra_taints = self._rule_taints(taint_rules) if features.device_taints else {}
-        self.state = AllocatedState()
-        self.holders: dict[DeviceKey, list[Obj]] = {}
-        for c in allocated_claims:
-            self.state.add_claim(c, consumable=features.consumable_capacity)
+        self.any_taints = features.device_taints and (self.any_taints or bool(self.extra_taints))
+        self.allocated_claims = list(allocated_claims)
+        # Devices taken exclusively (what AllocatedState.devices holds: not admin access, not a
+        # share of a consumable device), and per device the claims holding it (admin-access
+        # results do not hold): one claim is the rule, a list only for a second holder.
+        self.in_use: set[DeviceKey] = set()
+        self._holders: dict[DeviceKey, Any] = {}
+        consumable = features.consumable_capacity
+        for c in self.allocated_claims:
             for r in ((((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")) or []:
                 if r.get("adminAccess"):
                     continue
                 key = (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
-                self.holders.setdefault(key, []).append(c)
+                if not (consumable and r.get("shareID")):
+                    self.in_use.add(key)
+                first = self._holders.get(key)
+                if first is None:
+                    self._holders[key] = c
+                elif type(first) is list:
+                    first.append(c)
+                else:
+                    self._holders[key] = [first, c]
+        self._state: AllocatedState | None = None
         self._available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
 
     def _pool_devices(self, slices: Sequence[Slice]) -> None:
-        by_pool: dict[tuple[str, str], list[Slice]] = {}
-        for s in slices:
-            by_pool.setdefault((s.driver, s.pool), []).append(s)
-        for pid, group in sorted(by_pool.items()):
+        # Pools in (driver, pool) order, each pool's slices in input order (a stable sort of
+        # positions: no per-pool lists for 5,000 one-slice pools).
+        order = sorted(range(len(slices)), key=lambda i: (slices[i].driver, slices[i].pool))
+        start = 0
+        while start < len(order):
+            first = slices[order[start]]
+            end = start + 1
+            while end < len(order) and slices[order[end]].driver == first.driver and slices[order[end]].pool == first.pool:
+                end += 1
+            group = [slices[i] for i in order[start:end]]
+            start = end
             top = max(s.generation for s in group)
             current = [s for s in group if s.generation == top]
-            health = PoolHealth()
-            if len(current) != (current[0].count or 1):
-                health.incomplete = True
+            incomplete = len(current) != (current[0].count or 1)
+            invalid = ""
             names: set[str] = set()
+            counter_sets: dict[str, dict[str, Fraction]] = {}
             for s in current:
-                for d in s.devices:
-                    if d.name in names and not health.invalid:
-                        health.invalid = f"duplicate device name {d.name}"
-                    names.add(d.name)
+                for d in s.raw_devices:
+                    name = d.get("name", "")
+                    if name in names and not invalid:
+                        invalid = f"duplicate device name {name}"
+                    names.add(name)
                 for cs in s.shared_counters:
-                    health.counter_sets[str(cs.get("name", ""))] = {
+                    counter_sets[str(cs.get("name", ""))] = {
                         cn: amounts.value(str((cv or {}).get("value", "0")))
                         for cn, cv in (cs.get("counters") or {}).items()
                     }
-            self.pools[pid] = health
-            for s in sorted(current, key=lambda s: s.name):
-                self.devices.extend(s.devices)
+            pid = (first.driver, first.pool)
+            self.pools[pid] = (
+                PoolHealth(incomplete, invalid, counter_sets) if incomplete or invalid or counter_sets else _HEALTHY
+            )
+            driver, pool = pid
+            for s in sorted(current, key=lambda s: s.name) if len(current) > 1 else current:
+                for d in s.raw_devices:
+                    self.devices.append(Device(d, d.get("name", ""), driver, pool, s))
+                    if d.get("taints"):
+                        self.any_taints = True
+                    if d.get("consumesCounters"):
+                        self.any_consumes = True
+                    if d.get("allowMultipleAllocations"):
+                        self.any_multiple = True
+
+    def holders(self, key: DeviceKey) -> Sequence[Obj]:
+        """The allocated claims holding device ``key``."""
+        found = self._holders.get(key)
+        if found is None:
+            return ()
+        return found if type(found) is list else (found,)
+
+    @property
+    def state(self) -> AllocatedState:
+        """The allocator's view of every allocated claim (counters and capacity need it)."""
+        if self._state is None:
+            self._state = self.allocated_state(None)
+        return self._state
+
+    def allocated_state(self, pools: set[tuple[str, str]] | None) -> AllocatedState:
+        """The allocated claims that hold a device of ``pools`` (all when ``None``).
+
+        The allocator looks its state up per device of the pools it searches, so claims that
+        hold nothing there can be left out.
+        """
+        state = AllocatedState()
+        consumable = self.features.consumable_capacity
+        for c in self.allocated_claims:
+            if pools is not None and not any(
+                (r.get("driver", ""), r.get("pool", "")) in pools
+                for r in ((((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")) or []
+            ):
+                continue
+            state.add_claim(c, consumable=consumable)
+        return state
 
     @staticmethod
     def _rule_taints(rules: Sequence[Obj]) -> dict[DeviceKey | tuple[str, str, None] | tuple[str, None, None], list[Obj]]:
@@ -180,7 +360,7 @@ class ClusterIndex:
 
     def taints(self, d: Device) -> list[Obj]:
         """Device taints plus DeviceTaintRule taints (only with DRADeviceTaints)."""
-        if not self.features.device_taints:
+        if not self.any_taints:
             return []
         found = list(d.taints)
         for (drv, pool, dev), taints in self.extra_taints.items():
@@ -197,7 +377,7 @@ class ClusterIndex:
         pid = (d.driver, d.pool)
         avail = self._available.get(pid)
         if avail is None:
-            health = self.pools.get(pid, PoolHealth())
+            health = self.pools.get(pid, _HEALTHY)
             avail = {n: dict(c) for n, c in health.counter_sets.items()}
             for other in self.devices:
                 if (other.driver, other.pool) != pid or not other.consumes:
@@ -252,18 +432,22 @@ class RuntimeFailure:
 class Selectors:
     """Compiled selectors and their outcomes per device projection (see the module docstring)."""
 
-    def __init__(self, inventory: Inventory, features: Features) -> None:
-        self.inv = inventory
+    def __init__(self, features: Features) -> None:
         self.features = features
         self.probe = Probe()
+        self._compiled: dict[str, Any] = {}
         self._refs: dict[str, tuple[Any, ...] | None] = {}
         self._projected: dict[tuple[Any, int], Hashable] = {}
         self._scope: tuple[Any, ...] | None = None
+        self._groups: dict[tuple[Any, ...], tuple[Sequence[Device], list[int], list[Device]]] = {}
         self._results: dict[tuple[str, Hashable], bool | RuntimeFailure] = {}
         self._terms: dict[str, list[str]] = {}
 
     def compiled(self, expression: str) -> Any:
-        return self.inv.compiled(expression, self.features)
+        c = self._compiled.get(expression)
+        if c is None:
+            c = self._compiled[expression] = cel.compile_stored(expression, self.features)
+        return c
 
     def scope(self, expressions: Sequence[str]) -> None:
         """Key every device by the fields *all* of ``expressions`` read (one projection per device).
@@ -281,6 +465,35 @@ class Selectors:
                 return
             union.update(refs)
         self._scope = tuple(sorted(union, key=lambda r: (r[0], r[1], r[2] or "")))
+
+    def groups(self, devices: Sequence[Device]) -> tuple[Sequence[int], Sequence[Device]]:
+        """Per device of ``devices`` a group number, and each group's first device.
+
+        Devices of one group have the same projection under the current scope, so every
+        expression and term of the scope has one outcome per group: callers evaluate the first
+        device of a group and reuse the answer.  Without a scope (an expression reads the device
+        dynamically) every device is its own group.
+        """
+        refs = self._scope
+        if refs is None:
+            return range(len(devices)), devices
+        hit = self._groups.get(refs)
+        if hit is not None and hit[0] is devices:
+            return hit[1], hit[2]
+        number: dict[Hashable, int] = {}
+        gids: list[int] = []
+        reps: list[Device] = []
+        key_of = projector(refs)
+        for d in devices:
+            key = key_of(d.driver, d.raw)
+            g = number.get(key)
+            if g is None:
+                g = number[key] = len(reps)
+                reps.append(d)
+                self._projected[(refs, id(d))] = key
+            gids.append(g)
+        self._groups[refs] = (devices, gids, reps)
+        return gids, reps
 
     def _key(self, expression: str, d: Device) -> Hashable:
         refs = self._scope
@@ -366,12 +579,16 @@ def _short(text: str, width: int = LABEL_WIDTH) -> str:
 def product_of(d: Device) -> str:
     """What a person calls the device: productName/model attribute, else the device name."""
     attrs = d.raw.get("attributes") or {}
-    for key in ("productName", "model", "product", "type"):
-        for k in (key, f"{d.driver}/{key}"):
-            v = attrs.get(k)
-            if isinstance(v, Mapping) and v.get("string"):
-                return str(v["string"])
+    for k in _product_keys(d.driver):
+        v = attrs.get(k)
+        if v is not None and (type(v) is dict or isinstance(v, Mapping)) and v.get("string"):
+            return str(v["string"])
     return d.name
+
+
+@functools.lru_cache(maxsize=64)
+def _product_keys(driver: str) -> tuple[str, ...]:
+    return tuple(k for key in ("productName", "model", "product", "type") for k in (key, f"{driver}/{key}"))
 
 
 def build_funnel(
@@ -392,38 +609,67 @@ def build_funnel(
     devices = index.devices
     steps: list[FunnelStep] = [FunnelStep("inventory", "devices in the inventory", len(devices), 0)]
     runtime_error: tuple[str, int, Device, str] | None = None
+    allocated = index.in_use
 
     # 1. class and request selectors, evaluated in order with short-circuit (as the allocator does).
+    # Outcomes are per group of devices with one projection (Selectors.groups), computed when the
+    # first device of the group reaches the expression, exactly as a per-device walk would.
     selectors.scope([*class_exprs, *req.selectors])
-    class_pass: list[Device] = []
-    for d in devices:
-        ok = True
+    gids, reps = selectors.groups(devices)
+    # Groups are numbered in the order their first device appears, so evaluating group by
+    # group makes the same CEL calls in the same order as a walk over the devices would.
+    failed_at: list[int] = []  # per group: the class selector that rejects it, -1 if none
+    errors: dict[int, str] = {}  # per group: the runtime error of that selector
+    for g, rep in enumerate(reps):
+        at = -1
         for i, expr in enumerate(class_exprs):
-            out = selectors.outcome(expr, d)
-            if isinstance(out, RuntimeFailure):
-                if runtime_error is None and _reachable(d, reachable) and d.key not in index.state.devices:
-                    runtime_error = ("class", i, d, out.message)
-                ok = False
-            elif not out:
-                ok = False
-            if not ok:
+            out = selectors.outcome(expr, rep)
+            if out is not True:
+                at = i
+                if isinstance(out, RuntimeFailure):
+                    errors[g] = out.message
                 break
-        if ok:
-            class_pass.append(d)
+        failed_at.append(at)
+    if max(failed_at, default=-1) < 0:
+        class_pass: list[int] = list(range(len(devices)))  # positions in ``devices``
+    else:
+        class_pass = [pos for pos, g in enumerate(gids) if failed_at[g] < 0]
+    if errors:
+        for pos, g in enumerate(gids):
+            if g in errors:
+                d = devices[pos]
+                if _reachable(d, reachable) and d.key not in allocated:
+                    runtime_error = ("class", failed_at[g], d, errors[g])
+                    break
     label = f"of class {req.class_name}"
     steps.append(FunnelStep("class", label, len(class_pass), len(devices) - len(class_pass)))
-    current = class_pass
+    current_pos = class_pass
     for i, expr in enumerate(req.selectors):
-        kept: list[Device] = []
-        for d in current:
-            out = selectors.outcome(expr, d)
-            if isinstance(out, RuntimeFailure):
-                if runtime_error is None and _reachable(d, reachable) and d.key not in index.state.devices:
-                    runtime_error = ("request", i, d, out.message)
-            elif out:
-                kept.append(d)
-        steps.append(FunnelStep(f"selector-{i}", f"selector: {_short(expr)}", len(kept), len(current) - len(kept)))
-        current = kept
+        table: list[bool | RuntimeFailure | None] = [None] * len(reps)
+        kept_pos: list[int] = []
+        erred = False
+        for pos in current_pos:
+            g = gids[pos]
+            hit = table[g]
+            if hit is None:
+                hit = table[g] = selectors.outcome(expr, reps[g])
+            if hit is True:
+                kept_pos.append(pos)
+            elif hit is not False:
+                erred = True
+        if erred and runtime_error is None:
+            for pos in current_pos:
+                hit = table[gids[pos]]
+                if isinstance(hit, RuntimeFailure):
+                    d = devices[pos]
+                    if _reachable(d, reachable) and d.key not in allocated:
+                        runtime_error = ("request", i, d, hit.message)
+                        break
+        steps.append(
+            FunnelStep(f"selector-{i}", f"selector: {_short(expr)}", len(kept_pos), len(current_pos) - len(kept_pos))
+        )
+        current_pos = kept_pos
+    current = [devices[pos] for pos in current_pos]
 
     # 2. static capacity (the device has the capacity and enough of it in total).
     if req.capacity:
@@ -433,25 +679,26 @@ def build_funnel(
         current = kept
 
     # 3. reachable from a node the pod may use.
-    kept = [d for d in current if _reachable(d, reachable)]
+    kept = [d for d in current if reachable.get(id(d) if d.slice.per_device else id(d.slice), False)]  # _reachable
     steps.append(FunnelStep("node", "on a node the pod may use", len(kept), len(current) - len(kept)))
     current = kept
 
     # 4. pool health (only shown when some pool is unhealthy).
-    incomplete = sorted({f"{d.driver}/{d.pool}" for d in current if index.pools[(d.driver, d.pool)].incomplete})
-    invalid = sorted(
-        {(f"{d.driver}/{d.pool}", index.pools[(d.driver, d.pool)].invalid) for d in current if index.pools[(d.driver, d.pool)].invalid}
-    )
-    if incomplete or invalid:
-        kept = [
-            d for d in current
-            if not index.pools[(d.driver, d.pool)].incomplete and not index.pools[(d.driver, d.pool)].invalid
-        ]
-        steps.append(FunnelStep("pool", "in a complete, valid pool", len(kept), len(current) - len(kept)))
-        current = kept
+    incomplete: list[str] = []
+    invalid: list[tuple[str, str]] = []
+    if index.unhealthy:
+        pools = index.pools
+        incomplete = sorted({f"{d.driver}/{d.pool}" for d in current if pools[(d.driver, d.pool)].incomplete})
+        invalid = sorted(
+            {(f"{d.driver}/{d.pool}", pools[(d.driver, d.pool)].invalid) for d in current if pools[(d.driver, d.pool)].invalid}
+        )
+        if incomplete or invalid:
+            kept = [d for d in current if (d.driver, d.pool) not in index.unhealthy]
+            steps.append(FunnelStep("pool", "in a complete, valid pool", len(kept), len(current) - len(kept)))
+            current = kept
 
     # 5. taints (only with DRADeviceTaints, and only shown when some candidate is tainted).
-    if index.features.device_taints and any(index.taints(d) for d in current):
+    if index.any_taints and any(index.taints(d) for d in current):
         kept = [d for d in current if not _untolerated(index.taints(d), req.tolerations)]
         steps.append(FunnelStep("taints", "not tainted, or tolerated", len(kept), len(current) - len(kept)))
         current = kept
@@ -464,7 +711,7 @@ def build_funnel(
     else:
         kept = []
         for d in current:
-            if d.key in index.state.devices and d.key not in own_devices:
+            if d.key in allocated and d.key not in own_devices:
                 in_use.append(d)
             else:
                 kept.append(d)
@@ -473,7 +720,7 @@ def build_funnel(
 
     # 7. shared counters (partitionable devices) still available.
     blocked: list[tuple[Device, str]] = []
-    if index.features.partitionable_devices and any(d.consumes for d in current):
+    if index.features.partitionable_devices and index.any_consumes and any(d.consumes for d in current):
         kept = []
         for d in current:
             why = index.counters_left(d)
@@ -485,7 +732,7 @@ def build_funnel(
         current = kept
 
     # 8. capacity left on shared devices.
-    if index.features.consumable_capacity and any(d.allow_multiple for d in current):
+    if index.features.consumable_capacity and index.any_multiple and any(d.allow_multiple for d in current):
         kept = [d for d in current if index.capacity_left(d, req)]
         steps.append(FunnelStep("capacity-left", "with capacity left", len(kept), len(current) - len(kept)))
         current = kept
@@ -493,7 +740,7 @@ def build_funnel(
     needed = req.count if req.mode != "All" else 0
     short = len(matching) < max(needed, 1)
     near = (
-        _near_misses(req, class_exprs, class_pass, devices, index, selectors, reachable)
+        _near_misses(req, class_exprs, class_pass, gids, reps, devices, index, selectors, reachable)
         if short
         else ()
     )
@@ -608,7 +855,9 @@ def device_nodes(d: Device, nodes: Sequence[Obj]) -> list[str]:
 def _near_misses(
     req: RequestSpec,
     class_exprs: Sequence[str],
-    class_pass: Sequence[Device],
+    class_pass: Sequence[int],
+    gids: Sequence[int],
+    reps: Sequence[Device],
     devices: Sequence[Device],
     index: ClusterIndex,
     selectors: Selectors,
@@ -618,8 +867,10 @@ def _near_misses(
 
     Among the devices of the class when there are any (a NIC failing ``device.driver == ...``
     is no near miss of a GPU request); otherwise among all devices, against the class terms.
+    ``class_pass`` are positions in ``devices``; ``gids``/``reps`` the projection groups of
+    :meth:`Selectors.groups`, so each term is evaluated and explained once per group.
     """
-    pool: Sequence[Device] = class_pass if class_pass else devices
+    pool: Sequence[int] = class_pass if class_pass else range(len(devices))
     conditions: list[tuple[str, str]] = []  # (step key, term expression)
     if not class_pass:
         for expr in class_exprs:
@@ -628,37 +879,49 @@ def _near_misses(
         conditions.extend((f"selector-{i}", t) for t in selectors.terms(expr))
     groups: dict[tuple[str, str, str, str], list[Device]] = {}
     explained: dict[tuple[str, Hashable], tuple[str, str]] = {}
-    for d in pool:
-        failing: list[tuple[str, str]] = []
-        for key, term in conditions:
-            if not selectors.term_true(term, d):
-                failing.append((key, term))
-                if len(failing) > 1:
-                    break
+    failing_of: dict[int, list[tuple[str, str]]] = {}  # per projection group
+    story_of: dict[int, tuple[str, str]] = {}  # per projection group: (message, hint) of its one failing term
+    for pos in pool:
+        g = gids[pos]
+        failing = failing_of.get(g)
+        if failing is None:
+            failing = []
+            for key, term in conditions:
+                if not selectors.term_true(term, reps[g]):
+                    failing.append((key, term))
+                    if len(failing) > 1:
+                        break
+            failing_of[g] = failing
         if len(failing) > 1:
             continue
+        d = devices[pos]
         extra: list[tuple[str, str]] = []
         if req.capacity:
             why = _capacity_fits(d, req)
             if why:
                 extra.append(("capacity", why))
-        if not _reachable(d, reachable):
+        if not reachable.get(id(d) if d.slice.per_device else id(d.slice), False):  # _reachable
             extra.append(("node", "not on a node the pod may use"))
-        bad = _untolerated(index.taints(d), req.tolerations)
-        if bad is not None:
-            extra.append(
-                ("taints", f"taint {bad.get('key', '')}={bad.get('value') or ''}:{bad.get('effect', '')} not tolerated")
-            )
+        if index.any_taints:
+            bad = _untolerated(index.taints(d), req.tolerations)
+            if bad is not None:
+                extra.append(
+                    ("taints", f"taint {bad.get('key', '')}={bad.get('value') or ''}:{bad.get('effect', '')} not tolerated")
+                )
         if len(failing) + len(extra) != 1:
             continue
         if failing:
             key, term = failing[0]
-            cache_key = (term, selectors.projection_key(term, d))
-            if cache_key not in explained:
-                explained[cache_key] = selectors.probe.explain(term, d.driver, d.raw)
-            message, hint = explained[cache_key]
-            if not message:
-                message = f"fails {_short(term, 60)}"
+            story = story_of.get(g)
+            if story is None:  # told once per group, on its first device that gets here
+                cache_key = (term, selectors.projection_key(term, d))
+                if cache_key not in explained:
+                    explained[cache_key] = selectors.probe.explain(term, d.driver, d.raw)
+                message, hint = explained[cache_key]
+                if not message:
+                    message = f"fails {_short(term, 60)}"
+                story = story_of[g] = (message, hint)
+            message, hint = story
         else:
             key, message = extra[0]
             hint = {
