@@ -8,7 +8,6 @@ render.  Exit codes follow the verdict: 0 ok, 3 waiting or never (the pod cannot
 from __future__ import annotations
 
 import gc
-
 from typing import Annotated
 
 import typer
