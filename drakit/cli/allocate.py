@@ -6,63 +6,26 @@ Exit codes: 0 allocated, 3 unsatisfiable, 4 error, 1 invalid input, 2 usage.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from drakit.allocator import AllocationOutcome, allocate
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
-from drakit.errors import InvalidInput, UsageError
+from drakit.errors import UsageError
 from drakit.explain.trace import Trace
 from drakit.features import NEWEST_VERSION, Features
-
-
-def _read_documents(paths: Sequence[str]) -> list[dict[str, Any]]:
-    """Fallback multi-document YAML/JSON reader (used only if ``drakit.model`` cannot load).
-
-    LEAD: replace with ``drakit.model.load_bundle`` once it handles every bundle we feed it.
-    """
-    import json
-
-    import yaml
-
-    docs: list[dict[str, Any]] = []
-    for p in paths:
-        text = sys.stdin.read() if p == "-" else Path(p).read_text(encoding="utf-8")
-        try:
-            loaded = (
-                [json.loads(text)] if text.lstrip().startswith(("{", "[")) else list(yaml.safe_load_all(text))
-            )
-        except (ValueError, yaml.YAMLError) as e:
-            raise InvalidInput(f"{p}: cannot parse: {e}") from None
-        for doc in loaded:
-            if doc is None:
-                continue
-            items = (
-                doc
-                if isinstance(doc, list)
-                else doc.get("items")
-                if doc.get("kind", "").endswith("List")
-                else [doc]
-            )
-            for item in items or []:
-                if not isinstance(item, dict):
-                    raise InvalidInput(f"{p}: every document must be an object")
-                docs.append(item)
-    return docs
+from drakit.model import load_bundle, to_wire
 
 
 def load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
-    """Wire dicts of every object in ``paths`` (validated by ``drakit.model`` when available)."""
-    try:
-        from drakit.model import to_wire
-        from drakit.model.load import load_bundle
-    except ImportError:
-        return _read_documents(paths)
-    bundle = load_bundle(list(paths))
+    """Wire dicts of every object in ``paths``, loaded strictly (unknown fields are errors).
+
+    Objects that share a name are kept, in input order: the allocator decides on them as
+    upstream's does (e.g. two slices of one pool with the same name make the pool invalid).
+    """
+    bundle = load_bundle(list(paths), allow_duplicate_names=True)
     return [to_wire(obj) for obj in bundle.objects]
 
 

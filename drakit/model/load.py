@@ -449,8 +449,15 @@ def errors_from_validation(model: type[BaseModel], err: ValidationError) -> list
     return out
 
 
-def load_bundle(paths: Sequence[str], *, stdin: TextIO | None = None) -> Bundle:
-    """Typed objects from manifests; raises :class:`InvalidInput` with all problems at once."""
+def load_bundle(
+    paths: Sequence[str], *, stdin: TextIO | None = None, allow_duplicate_names: bool = False
+) -> Bundle:
+    """Typed objects from manifests; raises :class:`InvalidInput` with all problems at once.
+
+    Two objects of one kind with the same namespace/name are an error (an API server could not
+    hold both), unless ``allow_duplicate_names``: the allocator takes its inputs as given, like
+    upstream's allocator does (its own tests feed it slices that share a name).
+    """
     docs, problems = _load_documents(paths, stdin)
     entries: list[Entry] = []
     seen: dict[tuple[str, str, str], Document] = {}
@@ -468,7 +475,7 @@ def load_bundle(paths: Sequence[str], *, stdin: TextIO | None = None) -> Bundle:
             continue
         key = (ref.kind, ref.namespace, ref.name)
         meta_name = getattr(getattr(obj, "metadata", None), "name", None)
-        if meta_name:
+        if meta_name and not allow_duplicate_names:
             if key in seen:
                 first = seen[key]
                 problems.append(
