@@ -268,17 +268,11 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
             mine = [e for e in failures if f"PodResourceClaim {pc_name}:" in str(e.get("message") or "")] or failures
             if mine:
                 msg = str(mine[-1].get("message") or "")
-                owner = Owner.PLATFORM if "feature is disabled" in msg else Owner.APPLICATION
+                owner, hint = _creation_failure(msg, tname, ns)
                 ctx.add(
                     ExplainCode.CLAIM_CREATION_FAILED,
                     f"pod claim {pc_name}: the claim controller failed: {msg}",
-                    Stage.CLAIMS, Verdict.BROKEN, owner,
-                    hint=(
-                        "enable the feature gate on the control plane, or remove the field from the template"
-                        if owner == Owner.PLATFORM
-                        else f"create ResourceClaimTemplate {tname} in namespace {ns}, or fix the pod's template name"
-                    ),
-                    event=msg,
+                    Stage.CLAIMS, Verdict.BROKEN, owner, hint=hint, event=msg,
                 )
                 hard = True
                 continue
@@ -509,6 +503,20 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
     return usable
 
 
+def _creation_failure(msg: str, template: str, ns: str) -> tuple[Owner, str]:
+    """Who fixes a FailedResourceClaimCreation, going by the controller's own words."""
+    if "feature is disabled" in msg:
+        return Owner.PLATFORM, "enable the feature gate on the control plane, or remove the field from the template"
+    if "admin-access" in msg and "namespace" in msg:
+        return Owner.PLATFORM, (
+            f"label namespace {ns} with resource.kubernetes.io/admin-access=true (cluster admins only), "
+            "or drop adminAccess from the template"
+        )
+    if "not found" in msg and "resourceclaimtemplate" in msg.lower():
+        return Owner.APPLICATION, f"create ResourceClaimTemplate {template} in namespace {ns}, or fix the pod's template name"
+    return Owner.PLATFORM, "the claim controller cannot create the claim; its message above says why (check kube-controller-manager)"
+
+
 # --- entry per target -------------------------------------------------------------------------
 
 
@@ -525,7 +533,22 @@ def _diagnose_pod(ctx: _Ctx, pod: Obj) -> None:
     if bound and claims and all(c.allocated for c in claims):
         _node_prepare(ctx, pod, claims, str(bound))  # 7.
         return
+    if claims and all(c.allocated and _reserved_for(c.obj, pod) for c in claims):
+        # Held in PreBind: the scheduler allocated and reserved every claim for this pod (it is
+        # only nominated to a node) and waits for the devices' binding conditions.
+        for c in claims:
+            if c.obj is not None and _binding(ctx, c.obj, c.key):
+                return
     _analyse(ctx, pod, claims)
+
+
+def _reserved_for(claim: Obj | None, pod: Obj) -> bool:
+    uid = (pod.get("metadata") or {}).get("uid")
+    name = name_of(pod)
+    return claim is not None and any(
+        r.get("resource") == "pods" and (r.get("uid") == uid if uid else r.get("name") == name)
+        for r in (claim.get("status") or {}).get("reservedFor") or []
+    )
 
 
 def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:

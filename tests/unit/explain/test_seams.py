@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+import pytest
+import yaml
 from typer.testing import CliRunner
 
 from drakit.cli.main import app
@@ -63,3 +68,61 @@ def test_cli_unknown_target() -> None:
     assert result.exit_code != 0
     bad = CliRunner().invoke(app, ["explain", "deployment/x", "-f", str(SCENARIOS / "fits.yaml")])
     assert bad.exit_code != 0
+
+
+def _bundle_without(tmp_path: Path, name: str, edit: Callable[[dict[str, Any]], None]) -> str:
+    docs = list(yaml.safe_load_all((SCENARIOS / f"{name}.yaml").read_text(encoding="utf-8")))
+    for d in docs:
+        edit(d)
+    out = tmp_path / f"{name}.yaml"
+    out.write_text(yaml.safe_dump_all(docs), encoding="utf-8")
+    return str(out)
+
+
+def test_pod_held_in_prebind_waits_for_binding_conditions(tmp_path: Path) -> None:
+    """Found on the real control plane: the scheduler allocates and reserves the claims, only
+    nominates the pod (no spec.nodeName) and waits in PreBind for the binding conditions."""
+
+    def nominate(d: dict[str, Any]) -> None:
+        if d["kind"] == "Pod":
+            node = d["spec"].pop("nodeName")
+            d["status"]["nominatedNodeName"] = node
+
+    path = _bundle_without(tmp_path, "binding-conditions-pending", nominate)
+    result = CliRunner().invoke(app, ["explain", "pod/train", "-n", "ml", "-o", "json", "-f", path])
+    doc = json.loads(result.output)
+    assert doc["verdict"] == "waiting" and doc["codes"][0] == "BindingConditionsPending", doc
+    assert doc["owner"] == "driver"
+
+
+@pytest.mark.parametrize(
+    ("message", "want_owner", "want_fix"),
+    [
+        pytest.param(
+            "PodResourceClaim gpus: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
+            "label on the containing namespace",
+            "platform", "label namespace ml", id="namespace-label",
+        ),
+        pytest.param(
+            'PodResourceClaim gpus: resource claim template "t": resourceclaimtemplate.resource.k8s.io "t" not found',
+            "application", "create ResourceClaimTemplate", id="template-not-found",
+        ),
+        pytest.param(
+            "PodResourceClaim gpus: admin access is requested, but the feature is disabled",
+            "platform", "enable the feature gate", id="feature-disabled",
+        ),
+    ],
+)
+def test_claim_creation_failure_follows_the_controllers_words(
+    tmp_path: Path, message: str, want_owner: str, want_fix: str
+) -> None:
+    def reword(d: dict[str, Any]) -> None:
+        if d["kind"] == "Event":
+            d["message"] = message
+
+    path = _bundle_without(tmp_path, "claim-creation-failed", reword)
+    result = CliRunner().invoke(app, ["explain", "pod/train", "-n", "ml", "-o", "json", "-f", path])
+    doc = json.loads(result.output)
+    assert doc["codes"][0] == "ClaimCreationFailed"
+    assert doc["owner"] == want_owner
+    assert want_fix in doc["fix"]
