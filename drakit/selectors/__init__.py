@@ -10,9 +10,10 @@ comprehensions.  So drakit implements CEL in pure Python, following cel-go (``pa
 and the DRA environment (``dynamic-resource-allocation/cel/compile.go``).
 
 Pipeline, one module per stage: :mod:`.parser` (text → AST, macros) → :mod:`.checker`
-(types, overloads) → :mod:`.cost` (worst-case estimate) → :mod:`.interpreter` (closures,
-runtime cost); :mod:`.env` declares the ``device`` variable, :mod:`.library` the functions,
-:mod:`.compile`/:mod:`.cache` are the public API.
+(types, overloads, validators) → :mod:`.instantiate` (what cel-go evaluates while building
+the program: constant conversions, constant regex patterns) → :mod:`.cost` (worst-case
+estimate) → :mod:`.interpreter` (closures, runtime cost); :mod:`.env` declares the ``device``
+variable, :mod:`.library` the functions, :mod:`.compile`/:mod:`.cache` are the public API.
 """
 
 from drakit.selectors.cache import clear_cache, compile_any, compile_selector

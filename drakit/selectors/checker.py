@@ -102,7 +102,6 @@ TYPE_IDENTS: dict[str, CelType] = {
     "map": T.type_of(T.map_of(T.DYN_T, T.DYN_T)),
     "null_type": T.type_of(T.NULL),
     "type": T.type_of(T.TYPE),
-    "dyn": T.type_of(T.DYN_T),
     "google.protobuf.Duration": T.type_of(T.DURATION),
     "google.protobuf.Timestamp": T.type_of(T.TIMESTAMP),
 }
@@ -395,9 +394,13 @@ class Checker:
             q = self._qualified(e)
             if q is not None and "." in q:
                 root = q.split(".", 1)[0]
-                if not any(root in s for s in self.scopes) and q in self.env.variables:
-                    self.idents[e.id] = q
-                    return self.set(e, self.env.variables[q])
+                if not any(root in s for s in self.scopes):
+                    if q in self.env.variables:
+                        self.idents[e.id] = q
+                        return self.set(e, self.env.variables[q])
+                    if q in TYPE_IDENTS:  # google.protobuf.Duration, google.protobuf.Timestamp
+                        self.idents[e.id] = q
+                        return self.set(e, TYPE_IDENTS[q])
         operand_t = substitute(self.mapping, self.check(e.operand), False)
         inner, is_opt = unwrap_optional(operand_t)
         if e.test_only:
@@ -472,7 +475,9 @@ class Checker:
             ok = True
             for a, t in zip(e.args, arg_types, strict=True):
                 if not self.assignable(t, T.BOOL):
-                    self.error(a, f"expected type 'bool' but found '{self.fmt(t)}'")
+                    # cel-go's typeMismatch prints the recorded type as is (free type variables
+                    # keep their _varN names).
+                    self.error(a, f"expected type 'bool' but found '{T.format_type(t)}'")
                     ok = False
             self.overloads[e.id] = ["logical_and" if fn.name == "_&&_" else "logical_or"]
             return self.set(e, T.BOOL if ok else T.ERROR)
@@ -510,8 +515,10 @@ class Checker:
             return cur
         if self.assignable(prev, cur):
             return most_general(prev, cur)
-        self.error(e, f"expected type '{self.fmt(prev)}' but found '{self.fmt(cur)}'")
-        return T.ERROR
+        # cel-go's checker joins mixed element types to dyn; the Kubernetes environment rejects
+        # mixed literals afterwards, in the homogeneous-literal validator (``validate`` below),
+        # which exempts the arguments of format().
+        return T.DYN_T
 
     def check_list(self, e: CreateList) -> CelType:
         elem: CelType | None = None
@@ -717,4 +724,8 @@ def validate(checked: CheckedExpr) -> list[tuple[int, str]]:
                 if not _equivalent(vt, v):
                     mismatch(ent.value, vt, v)
         stack.extend((c, exempt) for c in reversed(e.children()))
+    # ext.Strings' validator comes after the base environment's literal validators.
+    from drakit.selectors.library.formatting import validate_format_calls
+
+    errors.extend(validate_format_calls(checked.expr, types, checked.overloads))
     return errors

@@ -24,6 +24,7 @@ from drakit.selectors.env import (
     device_vars_both,
     size_roots,
 )
+from drakit.selectors.instantiate import instantiation_error
 from drakit.selectors.interpreter import COST_LIMIT_MESSAGE, Frame, Program, plan
 from drakit.selectors.parser import (
     Issues,
@@ -35,6 +36,7 @@ from drakit.selectors.parser import (
     render_error,
 )
 from drakit.selectors.types import CelError, CelRuntimeError, CelType, CostLimitExceeded, EvalError
+from drakit.selectors.values import bool_conversion_message
 
 ENVIRONMENTS = ("stored", "new")
 _ENV_ALIASES = {"stored": "stored", "new": "new", "StoredExpressions": "stored", "NewExpressions": "new"}
@@ -93,10 +95,7 @@ class CompiledSelector:
         """Match the device; raises CelError (compile error) or CelRuntimeError."""
         value = self.evaluate_value(device)
         if type(value) is not bool:
-            raise CelRuntimeError(
-                f"CEL result of type {_result_type_name(value)} could not be converted to bool",
-                expression=self.expression,
-            )
+            raise CelRuntimeError(bool_conversion_message(value), expression=self.expression)
         return value
 
     def evaluate_value(self, device: DeviceView | None) -> Any:
@@ -120,12 +119,6 @@ class CompiledSelector:
             raise CelRuntimeError(
                 "expression too deeply nested to evaluate", expression=self.expression
             ) from None
-
-
-def _result_type_name(v: Any) -> str:
-    from drakit.selectors.values import type_name
-
-    return type_name(v)
 
 
 def _normalise_env(environment: str) -> str:
@@ -188,10 +181,18 @@ def compile_uncached(expression: str, key: EnvKey, *, require_bool: bool = True)
                 issues.add(off, msg)
             return _fail(expression, "compilation failed: " + issues.render(), env_name)
         out = checked.output_type
-        if require_bool and not (out == T.BOOL or out == T.ANY or out == T.DYN_T):
+        # DRA accepts bool or exactly the attribute value type: dyn where list attributes are
+        # possible, the unknown type (any) where they are not.
+        attribute_t = T.DYN_T if key.lists else T.ANY
+        if require_bool and not (out == T.BOOL or out == attribute_t):
             return _fail(
                 expression, f"must evaluate to bool or the unknown type, not {T.format_type(out)}", env_name
             )
+        # The DRA compiler builds the program (cel-go folds constants and precompiles regex
+        # patterns then) after the result-type check and before estimating the cost.
+        failure = instantiation_error(checked)
+        if failure is not None:
+            return _fail(expression, "program instantiation failed: " + failure, env_name)
         est = estimate(checked, size_roots())
         if env_name == "new" and est.max > MAX_COST:
             return CompiledSelector(

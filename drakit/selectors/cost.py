@@ -258,8 +258,18 @@ class Coster:
         self._push(e.accu_var, self._local_for(e.accu_init))
         s = s.add(self.cost(e.result))
         self._pop(e.accu_var)
-        if e.result.id in self.sizes:
-            self.sizes[e.id] = self.sizes[e.result.id]
+        # cel-go copies the result's size (computeSize: computed, declared by path, or fixed
+        # for scalar types) and its entry sizes.
+        size = self.computed(e.result)
+        if size is None:
+            size = self.path_size(self.paths.get(e.result.id))
+        if size is None and _is_scalar(self.type_of(e.result)):
+            size = ONE
+        if size is not None:
+            self.sizes[e.id] = size
+        entry = self.entries.get(e.result.id)
+        if entry is not None:
+            self.entries[e.id] = entry
         return s
 
     def cost_comprehension(self, e: Comprehension) -> Est:
@@ -311,6 +321,11 @@ class Coster:
                 self.sizes[e.id] = sz
         elif isinstance(e.accu_init, CreateList | CreateMap):
             self.sizes[e.id] = rcnt
+            # A step that builds a container (map/filter append to the accumulator) passes its
+            # element sizes on to the result, so chained macros keep them.
+            step_entry = self.entries.get(e.loop_step.id)
+            if step_entry is not None:
+                self.entries[e.id] = step_entry
         return s
 
     def cost_call(self, e: Call) -> Est:
@@ -370,12 +385,23 @@ class Coster:
             return Est(lhs.min, lhs.add(rhs).max), None
         if oid == "conditional":
             size = self.size(args[1]).union(self.size(args[2]))
+            ea, eb = self.entry(args[1]), self.entry(args[2])
+            if ea is not None and eb is not None:
+                self.entries[e.id] = (ea[0], ea[1].union(eb[1]), ea[2].union(eb[2]))
             return arg_costs[0].add(arg_costs[1].union(arg_costs[2])), size
         operands = ([target] if target is not None else []) + list(args)
         if oid in ("string_format",) and target is not None:
             return self.size(target).by_factor(STRING_FACTOR).add(arg_sum), None
         if oid in ("string_to_bytes", "bytes_to_string", "strings_quote"):
-            return self.size(operands[0]).by_factor(STRING_FACTOR).add(arg_sum), None
+            sz = self.size(operands[0])
+            # cel-go computes these result sizes with plain (wrapping) uint64 arithmetic.
+            if oid == "string_to_bytes":
+                result = Est(sz.min, (sz.max * 4) % 2**64)
+            elif oid == "bytes_to_string":
+                result = Est(sz.min // 4, sz.max)
+            else:
+                result = Est((sz.min + 2) % 2**64, (sz.max * 2 + 2) % 2**64)
+            return sz.by_factor(STRING_FACTOR).add(arg_sum), result
         if oid in ("starts_with_string", "ends_with_string") and len(operands) == 2:
             return self.size(operands[1]).by_factor(STRING_FACTOR).add(arg_sum), None
         if oid == "in_list" and len(args) == 2:

@@ -375,14 +375,21 @@ class Planner:
                 return accu
             return lambda fr: fr.slots[slot]
         resolved = self.c.idents.get(e.id, name)
-        t = self.c.types.get(e.id)
-        if t is not None and t.kind == T.TYPE_K and resolved not in self.c.env.variables:
-            return self.const(TypeValue(T.format_type(t.params[0]) if t.params else "type"))
+        if self._is_type_name(e.id, resolved):
+            return self.const(TypeValue(resolved))
         return lambda fr: fr.vars[resolved]
+
+    def _is_type_name(self, node: int, resolved: str) -> bool:
+        """A global identifier naming a type (``int``, ``list``, ``google.protobuf.Duration``):
+        its value is the type itself, named as ``type()`` names runtime types."""
+        t = self.c.types.get(node)
+        return t is not None and t.kind == T.TYPE_K and resolved not in self.c.env.variables
 
     def plan_select(self, e: Select) -> Fn:
         if e.id in self.c.idents and not e.test_only:
             name = self.c.idents[e.id]
+            if self._is_type_name(e.id, name):
+                return self.const(TypeValue(name))
             return self.charge(lambda fr: fr.vars[name], 1)
         operand = self.plan(e.operand)
         field = e.field
@@ -475,7 +482,7 @@ class Planner:
             out: dict[Any, Any] = {}
             for kf, vf, opt in entries:
                 k = kf(fr)
-                if type(k) not in (str, int, Uint, bool):
+                if type(k) not in (str, int, Uint, bool, float):
                     raise EvalError(f"unsupported key type: {go_type_name(k)}")
                 v = vf(fr)
                 mk_ = map_key(k)
@@ -485,8 +492,7 @@ class Planner:
                     if not v.present:
                         continue
                     v = v.value
-                if mk_ in out:
-                    raise EvalError(f"Failed with repeated key: {k}")
+                # cel-go's map literal is a Go map: a repeated key replaces the earlier value.
                 out[mk_] = v
             return out
 
@@ -600,6 +606,11 @@ class Planner:
 
             return self.charge(opt_sel, 1)
         assert fn_decl is not None, fname
+        rhs = e.args[-1] if e.args else None
+        if fname == "@in" and ids == ["in_list"] and isinstance(rhs, CreateList) and not rhs.elements:
+            # cel-go's set-membership optimisation: membership in a constant empty list is
+            # false without evaluating the left operand (errors there never surface).
+            return self.const(False)
         operands = ([e.target] if e.target is not None and fname == e.function else []) + list(e.args)
         if e.target is not None and fname != e.function:
             operands = list(e.args)  # namespaced global function called with dotted syntax

@@ -157,6 +157,8 @@ def format_type(t: CelType) -> str:
         return "null"
     if k == ANY_K:
         return "any"
+    if k == ERROR_K:
+        return "!error!"
     return t.name
 
 

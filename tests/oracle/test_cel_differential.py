@@ -10,9 +10,9 @@ evaluate as a plain value.  The two answers must agree on
 - values and types (quantities and semvers by canonical string, doubles exactly, bytes as
   base64, NaN/±Inf as the oracle's strings);
 - runtime error messages, exactly;
-- compile error messages, exactly, but only for the classes drakit claims to match
-  (undeclared reference, no matching overload, cost limit); syntax errors by position only
-  (the ANTLR "expecting ..." sets are compared elsewhere, in the conformance vectors);
+- compile error messages, exactly (checker, validators, program instantiation, cost
+  limit); syntax errors by position only (the ANTLR "expecting ..." sets are compared
+  elsewhere, in the conformance vectors);
 - the estimated cost of selectors (``cost.estimated``).
 
 Known version skew (the oracle is v0.37.2, drakit follows upstream master's vectors) is
@@ -54,6 +54,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from drakit.features import Features
 from drakit.quantity import Quantity
 from drakit.selectors import CelError, CelRuntimeError, compile_any, compile_selector, device_view
+from drakit.selectors.library.standard import format_double
 from drakit.selectors.types import Uint, unmap_key
 from drakit.selectors.values import Semver
 from tests.differential.cel_generator import CelCase, cel_cases
@@ -61,8 +62,7 @@ from tests.oracle.client import DEFAULT_BINARY, oracle_binary
 
 REGRESSIONS = Path(__file__).resolve().parents[1] / "differential" / "cel_regressions"
 
-# Compile-error classes whose full text drakit claims to match (cel-go checker wording).
-EXACT_COMPILE_ERRORS = ("undeclared reference to", "found no matching overload", "exceeds budget of")
+UPSTREAM_PANIC = "internal error: "
 
 # Version skew between the oracle (v0.37.2) and the vectors drakit follows (master): the
 # estimated cost of includes() differs.  Lists generated here are far below the 48-value
@@ -94,7 +94,10 @@ def _json_value(v: Any) -> Any:
     if isinstance(v, dict):
         out = {}
         for k, x in v.items():
-            key = _json_value(unmap_key(k))
+            raw = unmap_key(k)
+            key = _json_value(raw)
+            if type(raw) is float:  # Go prints map keys with %v
+                key = format_double(raw)
             out[str(key).lower() if type(key) is bool else str(key)] = _json_value(x)
         return out
     return str(v)
@@ -239,18 +242,6 @@ def _validation_rejects(want: dict[str, Any], got: dict[str, Any]) -> bool:
     )
 
 
-# The oracle (v0.37.2 DeviceMatches) appends the Go conversion error to this message; drakit's
-# text stops before it until compile.py adopts ``values.bool_conversion_message``.
-_BOOL_CONVERSION = re.compile(r"(CEL result of type \S+ could not be converted to bool): .*", re.DOTALL)
-
-
-def _same_runtime_error(wm: str, gm: str) -> bool:
-    if wm == gm:
-        return True
-    m = _BOOL_CONVERSION.fullmatch(wm)
-    return m is not None and gm == m[1]
-
-
 def disagreements(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> list[str]:
     """Differences between the oracle's answer (``want``) and drakit's (``got``)."""
     if case.environment == "new" and _validation_rejects(want, got):
@@ -267,16 +258,18 @@ def disagreements(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> l
         wm, gm = want["error"]["message"], got["error"]["message"]
         werrs = _compile_errors(wm)
         if any(t.startswith("Syntax error") for _, t in werrs):
-            if [p for p, _ in werrs] != [p for p, _ in _compile_errors(gm)]:
+            wpos, gpos = [p for p, _ in werrs], [p for p, _ in _compile_errors(gm)]
+            # Known gap: ANTLR recovers and reports further syntax errors; drakit's parser
+            # stops at the first.  Accepted only when that first error is the oracle's first.
+            if wpos != gpos and not (len(gpos) == 1 and wpos[:1] == gpos):
                 problems.append(f"syntax error positions: oracle {wm!r}, drakit {gm!r}")
-        elif wm != gm and (
-            (werrs and all(t.startswith(EXACT_COMPILE_ERRORS) for _, t in werrs))
-            or any(k in wm for k in EXACT_COMPILE_ERRORS[2:])
-        ):
+        elif wm != gm:
             problems.append(f"compile error: oracle {wm!r}, drakit {gm!r}")
     elif wp == "runtime":
         wm, gm = want["error"]["message"], got["error"]["message"]
-        if not _same_runtime_error(wm, gm):
+        # Upstream panics that cel-go recovers into "internal error: ..." (e.g. ext lists'
+        # distinct() receiving an error value) are upstream bugs, not behaviour to copy.
+        if wm != gm and not wm.startswith(UPSTREAM_PANIC):
             problems.append(f"runtime error: oracle {wm!r}, drakit {gm!r}")
     else:
         if want.get("type") != got.get("type") or not _same(want.get("value"), got.get("value")):

@@ -12,7 +12,7 @@ from typing import Any
 from drakit.selectors import types as T
 from drakit.selectors.checker import Env
 from drakit.selectors.library import fn
-from drakit.selectors.library.standard import format_double
+from drakit.selectors.library.formatting import format_string
 from drakit.selectors.types import OPTIONAL_NONE, EvalError, Optional, Uint, map_key, unmap_key
 from drakit.selectors.values import compare, equal, in_list, size, type_name
 
@@ -121,107 +121,6 @@ def _quote(s: str) -> str:
     return "".join(out)
 
 
-def _fmt_value(v: Any, verb: str) -> str:
-    t = type(v)
-    if verb == "s":
-        if t is str:
-            return v
-        if t is bool:
-            return "true" if v else "false"
-        if t is float:
-            return format_double(v)
-        if t is bytes:
-            return v.decode("utf-8", errors="replace")
-        if v is None:
-            return "null"
-        if isinstance(v, list | tuple):
-            return "[" + ", ".join(_fmt_value(x, "s") for x in v) + "]"
-        if isinstance(v, dict):
-            items = sorted(((_fmt_value(unmap_key(k), "s"), _fmt_value(x, "s")) for k, x in v.items()))
-            return "{" + ", ".join(f"{k}:{x}" for k, x in items) + "}"
-        if t is T.TypeValue:
-            return str(v)
-        return str(v)
-    if verb == "d":
-        if t is int or t is Uint:
-            return str(int(v))
-        raise EvalError(
-            f"error during formatting: decimal clause can only be used on integers, was given {type_name(v)}"
-        )
-    if verb in "fe":
-        raise EvalError("error during formatting: unsupported in drakit")
-    if verb in "xX":
-        if t is int or t is Uint:
-            s = format(int(v), "x")
-        elif t is str:
-            s = v.encode("utf-8").hex()
-        elif t is bytes:
-            s = v.hex()
-        else:
-            raise EvalError(
-                f"error during formatting: only integers, byte buffers, and strings can be formatted as hex, was given {type_name(v)}"
-            )
-        return s.upper() if verb == "X" else s
-    if verb == "o":
-        if t is int or t is Uint:
-            return format(int(v), "o")
-        raise EvalError(
-            f"error during formatting: octal clause can only be used on integers, was given {type_name(v)}"
-        )
-    if verb == "b":
-        if t is int or t is Uint:
-            return format(int(v), "b")
-        if t is bool:
-            return "1" if v else "0"
-        raise EvalError(
-            f"error during formatting: only integers and bools can be formatted as binary, was given {type_name(v)}"
-        )
-    raise EvalError(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
-
-
-def _format(fmt: str, args: list[Any]) -> str:
-    out: list[str] = []
-    i = 0
-    argi = 0
-    n = len(fmt)
-    while i < n:
-        c = fmt[i]
-        if c != "%":
-            out.append(c)
-            i += 1
-            continue
-        i += 1
-        if i < n and fmt[i] == "%":
-            out.append("%")
-            i += 1
-            continue
-        prec = None
-        if i < n and fmt[i] == ".":
-            j = i + 1
-            while j < n and fmt[j].isdigit():
-                j += 1
-            prec = int(fmt[i + 1 : j] or "0")
-            i = j
-        if i >= n:
-            raise EvalError("could not parse formatting clause: unexpected end of string")
-        verb = fmt[i]
-        i += 1
-        if argi >= len(args):
-            raise EvalError(f"index {argi} out of range")
-        v = args[argi]
-        argi += 1
-        if verb in "fe":
-            if type(v) not in (float, int, Uint):
-                raise EvalError(
-                    f"error during formatting: fixed-point clause can only be used on doubles, was given {type_name(v)}"
-                )
-            p = 6 if prec is None else prec
-            out.append(format(float(v), f".{p}{verb}"))
-        else:
-            out.append(_fmt_value(v, verb))
-    return "".join(out)
-
-
 def declare_strings(env: Env) -> None:
     LS = T.list_of(S)
     fn(env, "charAt", "string_char_at_int", [S, N], S, _char_at, member=True)
@@ -241,7 +140,7 @@ def declare_strings(env: Env) -> None:
     fn(env, "join", "list_join", [LS], S, _join, member=True)
     fn(env, "join", "list_join_string", [LS, S], S, _join, member=True)
     fn(env, "strings.quote", "strings_quote", [S], S, _quote)
-    fn(env, "format", "string_format", [S, T.list_of(T.DYN_T)], S, _format, member=True)
+    fn(env, "format", "string_format", [S, T.list_of(T.DYN_T)], S, format_string, member=True)
     # No string ``reverse()``: it arrived with strings version 3, and the Kubernetes base
     # environment declares ``ext.Strings(StringsVersion(2))``.
 
@@ -426,7 +325,7 @@ def declare_optional(env: Env) -> None:
         OA,
         lambda v: OPTIONAL_NONE if _zero(v) else Optional(v),
     )
-    fn(env, "optional.none", "optional_none", [], T.optional_of(T.DYN_T), lambda: OPTIONAL_NONE)
+    fn(env, "optional.none", "optional_none", [], OA, lambda: OPTIONAL_NONE)
     fn(env, "value", "optional_value", [OA], A, _value, member=True)
     fn(env, "hasValue", "optional_hasValue", [OA], BOOL, lambda o: o.present, member=True)
     fn(env, "or", "optional_or_optional", [OA, OA], OA, lambda a, b: a if a.present else b, member=True)

@@ -221,15 +221,24 @@ def declare_lists(env: Env) -> None:
 # regex
 
 
+def _compile(pattern: str) -> Any:
+    """The library compiles the pattern on each call and labels a failure (a constant
+    pattern fails earlier, when the program is built, without the label)."""
+    try:
+        return compile_re2(pattern)
+    except EvalError as e:
+        raise EvalError(f"Illegal regex: {e.message}") from None
+
+
 def _find(s: str, pattern: str) -> str:
-    m = compile_re2(pattern).search(s)
+    m = _compile(pattern).search(s)
     return "" if m is None else m.group(0)
 
 
 def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
+    r = _compile(pattern)
     if n == 0:
         return []
-    r = compile_re2(pattern)
     out: list[str] = []
     pos = 0
     prev_end = -1

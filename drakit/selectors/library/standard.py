@@ -46,16 +46,60 @@ _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
 
 
+# RE2 (C++) names its parse errors differently from Go's regexp/syntax, which it was ported
+# from; the offending text they quote is the same.  C++ wording -> Go's ``ErrorCode`` text.
+_GO_REGEX_CODES = {
+    "missing )": "missing closing )",
+    "missing ]": "missing closing ]",
+    "unexpected )": "unexpected )",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid named capture group": "invalid named capture",
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid character class": "invalid character class",
+    "invalid character class range": "invalid character class range",
+    "invalid UTF-8": "invalid UTF-8",
+}
+
+
+def _go_regex_error(detail: str) -> str:
+    code, _, arg = detail.partition(": ")
+    go = _GO_REGEX_CODES.get(code)
+    if go is None:
+        return detail
+    return f"{go}: `{arg}`"
+
+
+def _go_rejects(pattern: str) -> str | None:
+    """Escapes RE2 accepts but Go's parser does not: ``\\C`` (any byte)."""
+    i = 0
+    while i < len(pattern) - 1:
+        if pattern[i] == "\\":
+            if pattern[i + 1] == "C":
+                return "invalid escape sequence: `\\C`"
+            i += 2
+            continue
+        i += 1
+    return None
+
+
 @lru_cache(maxsize=256)
 def compile_re2(pattern: str) -> Any:
-    """Compile with RE2 (Go's regexp dialect); errors become CEL runtime errors."""
+    """Compile with RE2 (Go's regexp dialect); errors become CEL runtime errors in Go's words."""
     try:
-        return re2.compile(pattern, _RE2_OPTIONS)
+        compiled = re2.compile(pattern, _RE2_OPTIONS)
     except Exception as e:  # re2.error
         detail = e.args[0] if e.args else e
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        raise EvalError(f"error parsing regexp: {detail}") from None
+        raise EvalError(f"error parsing regexp: {_go_regex_error(str(detail))}") from None
+    rejected = _go_rejects(pattern)
+    if rejected is not None:
+        raise EvalError(f"error parsing regexp: {rejected}")
+    return compiled
 
 
 def matches(s: str, pattern: str) -> bool:

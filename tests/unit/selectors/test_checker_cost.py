@@ -108,7 +108,9 @@ def test_cost_limit_rejects_new_expressions_only() -> None:
         pytest.param('"abc".contains("b")', 1, id="contains"),
         pytest.param('device.driver.matches("^a+$")', 7 * 1 + 2, id="matches"),
         pytest.param('device.attributes["d"].s.startsWith("abc")', 5, id="startsWith"),
-        pytest.param("has(device.attributes.x)", 2, id="has"),  # has() is free in Kubernetes (PresenceTestHasCost(false))
+        pytest.param(
+            "has(device.attributes.x)", 2, id="has"
+        ),  # has() is free in Kubernetes (PresenceTestHasCost(false))
         pytest.param("[1,2,3].exists(x, x == 2)", 10 + 1 + 3 * (3 + 3), id="exists-literal-range"),
     ],
 )

@@ -12,7 +12,9 @@ from drakit.selectors import clear_cache, compile_selector, device_view, interpr
 D = "gpu.example.com"
 A = f'device.attributes["{D}"]'
 C = f'device.capacity["{D}"]'
-VIEW = device_view(D, {"name": "d0", "attributes": {"index": {"int": 1}}, "capacity": {"memory": {"value": "8Gi"}}})
+VIEW = device_view(
+    D, {"name": "d0", "attributes": {"index": {"int": 1}}, "capacity": {"memory": {"value": "8Gi"}}}
+)
 
 
 def outcome(expr: str) -> Any:
@@ -87,8 +89,12 @@ def test_folded_constants_evaluate_consistently(rounds: int) -> None:
     [
         # add/sub results are pointer-typed upstream; Quantity's Equal only takes the plain value.
         pytest.param(f"{C}.memory.add(quantity('0')) == {C}.memory", True, id="result-on-left"),
-        pytest.param(f"{C}.memory == {C}.memory.add(quantity('0'))", "no such overload", id="result-on-right"),
-        pytest.param(f"{C}.memory.sub(1).add(1) == {C}.memory.add(0)", "no such overload", id="results-both-sides"),
+        pytest.param(
+            f"{C}.memory == {C}.memory.add(quantity('0'))", "no such overload", id="result-on-right"
+        ),
+        pytest.param(
+            f"{C}.memory.sub(1).add(1) == {C}.memory.add(0)", "no such overload", id="results-both-sides"
+        ),
         pytest.param(f"{C}.memory != {C}.memory.add(0)", True, id="not-equal-absorbs-overload-error"),
         pytest.param(f"{C}.memory.compareTo({C}.memory.add(0)) == 0", True, id="compare-to-accepts-results"),
     ],
