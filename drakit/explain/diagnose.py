@@ -465,7 +465,8 @@ def _node_exclusion(pod: Obj, node: Obj) -> str:
         if taint.get("effect") not in ("NoSchedule", "NoExecute"):
             continue
         if not any(tolerates(t, taint) for t in tolerations):
-            return f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value') or ''}}}"
+            # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
+            return "node(s) had untolerated taint(s)"
     return ""
 
 

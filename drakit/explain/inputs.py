@@ -121,6 +121,7 @@ class ExplainInput:
         return None
 
     def events_for(self, kind: str, name: str, namespace: str) -> list[Obj]:
+        """The object's events, with the recorder's aggregation prefix taken off their messages."""
         out = []
         for e in self.events:
             inv = e.get("involvedObject") or {}
@@ -129,8 +130,15 @@ class ExplainInput:
                 and inv.get("name") == name
                 and (inv.get("namespace") or namespace_of(e)) == namespace
             ):
+                message = str(e.get("message") or "")
+                if message.startswith(_AGGREGATED):
+                    e = {**e, "message": message[len(_AGGREGATED) :]}
                 out.append(e)
         return out
+
+
+# client-go's event correlator prefixes messages it folded together with this text.
+_AGGREGATED = "(combined from similar events): "
 
 
 def _find(objs: Iterable[Obj], name: str, namespace: str) -> Obj | None:

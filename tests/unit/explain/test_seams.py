@@ -126,3 +126,16 @@ def test_claim_creation_failure_follows_the_controllers_words(
     assert doc["codes"][0] == "ClaimCreationFailed"
     assert doc["owner"] == want_owner
     assert want_fix in doc["fix"]
+
+
+def test_aggregated_event_prefix_is_not_quoted(tmp_path: Path) -> None:
+    words = "PodResourceClaim gpus: admin access is requested, but the feature is disabled"
+
+    def aggregate(d: dict[str, Any]) -> None:
+        if d["kind"] == "Event":
+            d["message"] = "(combined from similar events): " + words
+
+    path = _bundle_without(tmp_path, "claim-creation-failed", aggregate)
+    result = CliRunner().invoke(app, ["explain", "pod/train", "-n", "ml", "-o", "json", "-f", path])
+    assert "combined from similar events" not in result.output
+    assert words in result.output
