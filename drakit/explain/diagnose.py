@@ -833,6 +833,8 @@ def _dynamic_shortfalls(
         chain = f"claim {c.key}, request {f.request}"
         if len(fr.available) >= needed:
             node_max, node = _per_node_max(fr.available, usable)
+            if fr.in_use:
+                _holders(ctx, fr, index)  # who keeps the other devices on those nodes busy
             ctx.add(
                 ExplainCode.DEVICES_IN_USE,
                 f"{chain}: {len(fr.available)} matching devices are free, but at most {node_max} on one node"

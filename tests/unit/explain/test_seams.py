@@ -139,3 +139,13 @@ def test_aggregated_event_prefix_is_not_quoted(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["explain", "pod/train", "-n", "ml", "-o", "json", "-f", path])
     assert "combined from similar events" not in result.output
     assert words in result.output
+
+
+def test_fragmented_free_devices_name_their_holders() -> None:
+    """Enough devices are free cluster-wide but spread thin: say which claims hold the rest."""
+    result = CliRunner().invoke(
+        app, ["explain", "pod/train", "-n", "ml", "-o", "json", "-f", str(SCENARIOS / "in-use-fragmented.yaml")]
+    )
+    doc = json.loads(result.output)
+    assert doc["codes"][0] == "DevicesInUse"
+    assert [(h["claim"], h["devices"]) for h in doc["holders"]] == [("ml/eval-1", 2), ("ml/eval-2", 2)]
