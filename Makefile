@@ -57,5 +57,5 @@ differential: $(ORACLE_BIN) venv
 cluster:
 	cluster/build.sh
 
-test: venv oracle cluster
+test: venv lint oracle cluster
 	$(PY) -m pytest -q
