@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 from drakit.selectors.ast import (
     Call,
@@ -770,48 +771,56 @@ def _check_vars(c: Call, v: str, v2: str = "") -> None:
         raise ParseError(c.args[1].offset, f"duplicate variable name: {v}")
 
 
-def _all(p: Parser, c: Call) -> Expr:
-    at = c.offset
+def _quantifier_vars(c: Call, n: int) -> tuple[str, str, Expr]:
+    """The iteration variable(s) of ``all``/``exists``/``exists_one`` (n = 1 or 2) and the body."""
     v = _simple_name(c.args[0])
-    _check_vars(c, v)
+    v2 = _simple_name(c.args[1]) if n == 2 else ""
+    _check_vars(c, v, v2)
+    return v, v2, c.args[n]
+
+
+def _all(p: Parser, c: Call, n: int = 1) -> Expr:
+    at = c.offset
+    v, v2, body = _quantifier_vars(c, n)
     return _comp(
         p,
         c,
         v,
         p.lit(True, at),
         p.call("@not_strictly_false", at, p.ident(ACCU, at)),
-        p.call("_&&_", at, p.ident(ACCU, at), c.args[1]),
+        p.call("_&&_", at, p.ident(ACCU, at), body),
         p.ident(ACCU, at),
+        v2,
     )
 
 
-def _exists(p: Parser, c: Call) -> Expr:
+def _exists(p: Parser, c: Call, n: int = 1) -> Expr:
     at = c.offset
-    v = _simple_name(c.args[0])
-    _check_vars(c, v)
+    v, v2, body = _quantifier_vars(c, n)
     return _comp(
         p,
         c,
         v,
         p.lit(False, at),
         p.call("@not_strictly_false", at, p.call("!_", at, p.ident(ACCU, at))),
-        p.call("_||_", at, p.ident(ACCU, at), c.args[1]),
+        p.call("_||_", at, p.ident(ACCU, at), body),
         p.ident(ACCU, at),
+        v2,
     )
 
 
-def _exists_one(p: Parser, c: Call) -> Expr:
+def _exists_one(p: Parser, c: Call, n: int = 1) -> Expr:
     at = c.offset
-    v = _simple_name(c.args[0])
-    _check_vars(c, v)
+    v, v2, body = _quantifier_vars(c, n)
     return _comp(
         p,
         c,
         v,
         p.lit(0, at),
         p.lit(True, at),
-        p.call("_?_:_", at, c.args[1], p.call("_+_", at, p.ident(ACCU, at), p.lit(1, at)), p.ident(ACCU, at)),
+        p.call("_?_:_", at, body, p.call("_+_", at, p.ident(ACCU, at), p.lit(1, at)), p.ident(ACCU, at)),
         p.call("_==_", at, p.ident(ACCU, at), p.lit(1, at)),
+        v2,
     )
 
 
@@ -855,54 +864,6 @@ def _bind(p: Parser, c: Call) -> Expr | None:
         p.lit(False, at),
         p.ident(name, at),
         c.args[2],
-    )
-
-
-def _all2(p: Parser, c: Call) -> Expr:
-    at = c.offset
-    k, v = _simple_name(c.args[0]), _simple_name(c.args[1])
-    _check_vars(c, k, v)
-    return _comp(
-        p,
-        c,
-        k,
-        p.lit(True, at),
-        p.call("@not_strictly_false", at, p.ident(ACCU, at)),
-        p.call("_&&_", at, p.ident(ACCU, at), c.args[2]),
-        p.ident(ACCU, at),
-        v,
-    )
-
-
-def _exists2(p: Parser, c: Call) -> Expr:
-    at = c.offset
-    k, v = _simple_name(c.args[0]), _simple_name(c.args[1])
-    _check_vars(c, k, v)
-    return _comp(
-        p,
-        c,
-        k,
-        p.lit(False, at),
-        p.call("@not_strictly_false", at, p.call("!_", at, p.ident(ACCU, at))),
-        p.call("_||_", at, p.ident(ACCU, at), c.args[2]),
-        p.ident(ACCU, at),
-        v,
-    )
-
-
-def _exists_one2(p: Parser, c: Call) -> Expr:
-    at = c.offset
-    k, v = _simple_name(c.args[0]), _simple_name(c.args[1])
-    _check_vars(c, k, v)
-    return _comp(
-        p,
-        c,
-        k,
-        p.lit(0, at),
-        p.lit(True, at),
-        p.call("_?_:_", at, c.args[2], p.call("_+_", at, p.ident(ACCU, at), p.lit(1, at)), p.ident(ACCU, at)),
-        p.call("_==_", at, p.ident(ACCU, at), p.lit(1, at)),
-        v,
     )
 
 
@@ -1015,10 +976,10 @@ def _macros() -> dict[tuple[str, int, bool], Macro]:
         Macro("map", 3, True, _map),
         Macro("filter", 2, True, _filter),
         Macro("bind", 3, True, _bind),  # type: ignore[arg-type]
-        Macro("all", 3, True, _all2),
-        Macro("exists", 3, True, _exists2),
-        Macro("existsOne", 3, True, _exists_one2),
-        Macro("exists_one", 3, True, _exists_one2),
+        Macro("all", 3, True, partial(_all, n=2)),
+        Macro("exists", 3, True, partial(_exists, n=2)),
+        Macro("existsOne", 3, True, partial(_exists_one, n=2)),
+        Macro("exists_one", 3, True, partial(_exists_one, n=2)),
         Macro("transformList", 3, True, _transform_list),
         Macro("transformList", 4, True, _transform_list),
         Macro("transformMap", 3, True, _transform_map),
