@@ -31,6 +31,12 @@ from drakit.selectors.checker import CheckedExpr
 from drakit.selectors.parser import ACCU
 from drakit.selectors.types import CelType
 
+# Quantity library functions that cost 1 whatever their arguments (apiserver library cost.go);
+# the estimator and the runtime tracker both use this set.
+UNIT_COST_QUANTITY_FUNCTIONS = frozenset(
+    ("sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub")
+)
+
 U64 = (1 << 64) - 1
 STRING_FACTOR = 0.1
 REGEX_FACTOR = 0.25
@@ -509,17 +515,7 @@ class Coster:
             s = sz.add(ONE).by_factor(STRING_FACTOR)
             r = self.lib_size(args[0]).by_factor(REGEX_FACTOR)
             return s.mul(r), Est(0, sz.max)
-        if fn in (
-            "sign",
-            "asInteger",
-            "isInteger",
-            "asApproximateFloat",
-            "isGreaterThan",
-            "isLessThan",
-            "compareTo",
-            "add",
-            "sub",
-        ):
+        if fn in UNIT_COST_QUANTITY_FUNCTIONS:
             return ONE, None
         return None
 

@@ -34,6 +34,7 @@ from drakit.selectors.ast import (
     Select,
 )
 from drakit.selectors.checker import CheckedExpr, Overload
+from drakit.selectors.cost import UNIT_COST_QUANTITY_FUNCTIONS
 from drakit.selectors.types import (
     BOOL_KEYS,
     CelType,
@@ -190,17 +191,7 @@ def call_cost(fn: str, oid: str, args: tuple[Any, ...], result: Any) -> int:
         return _ceil(size(result) * 2 * 0.1)
     if fn in ("find", "findAll") and len(args) >= 2:
         return _ceil((1.0 + size(args[0])) * 0.1) * _ceil(size(args[1]) * 0.25)
-    if fn in (
-        "sign",
-        "asInteger",
-        "isInteger",
-        "asApproximateFloat",
-        "isGreaterThan",
-        "isLessThan",
-        "compareTo",
-        "add",
-        "sub",
-    ):
+    if fn in UNIT_COST_QUANTITY_FUNCTIONS:
         return 1
     if oid in ("starts_with_string", "ends_with_string", "string_to_bytes", "bytes_to_string"):
         return _ceil(size(args[0]) * 0.1)
@@ -224,17 +215,7 @@ _SIZE_MIN_OPS = frozenset(
 
 def _static_call_cost(fn: str, oid: str) -> int | None:
     """The cost of a call when it does not depend on the argument values."""
-    if fn in (
-        "sign",
-        "asInteger",
-        "isInteger",
-        "asApproximateFloat",
-        "isGreaterThan",
-        "isLessThan",
-        "compareTo",
-        "add",
-        "sub",
-    ):
+    if fn in UNIT_COST_QUANTITY_FUNCTIONS:
         return 1
     if fn in (
         "isSorted",
