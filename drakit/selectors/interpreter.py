@@ -165,25 +165,37 @@ def _traversal(v: Any) -> int:
     return 1
 
 
+# Runtime cost of library calls whose cost depends on their arguments' sizes (cel-go and the
+# apiserver library cost.go).  ``_static_call_cost`` derives from the same sets, so a function
+# added here is never priced as a constant by mistake.
+_TRAVERSAL_FUNCTIONS = frozenset(("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"))
+_RECEIVER_SIZE_FUNCTIONS = frozenset(
+    ("url", "lowerAscii", "upperAscii", "substring", "trim", "quantity", "isQuantity", "cidr", "isIP", "isCIDR")
+)
+_SIZE_DEPENDENT_FUNCTIONS = (
+    _TRAVERSAL_FUNCTIONS | _RECEIVER_SIZE_FUNCTIONS | {"replace", "split", "join", "find", "findAll"}
+)
+_SIZE_MIN_OPS = frozenset(
+    f"{op}_{t}" for op in ("less", "greater", "less_equals", "greater_equals") for t in ("string", "bytes")
+) | {"equals", "not_equals"}
+_SIZE_DEPENDENT_OVERLOADS = _SIZE_MIN_OPS | {
+    "starts_with_string",
+    "ends_with_string",
+    "string_to_bytes",
+    "bytes_to_string",
+    "in_list",
+    "add_string",
+    "add_bytes",
+    "matches",
+    "matches_string",
+    "contains_string",
+}
+
+
 def call_cost(fn: str, oid: str, args: tuple[Any, ...], result: Any) -> int:
-    if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"):
+    if fn in _TRAVERSAL_FUNCTIONS:
         return _traversal(args[0]) if args else 0
-    if (
-        fn
-        in (
-            "url",
-            "lowerAscii",
-            "upperAscii",
-            "substring",
-            "trim",
-            "quantity",
-            "isQuantity",
-            "cidr",
-            "isIP",
-            "isCIDR",
-        )
-        and args
-    ):
+    if fn in _RECEIVER_SIZE_FUNCTIONS and args:
         return _ceil(size(args[0]) * 0.1)
     if fn in ("replace", "split") and args:
         return _ceil(size(args[0]) * 2 * 0.1)
@@ -208,55 +220,11 @@ def call_cost(fn: str, oid: str, args: tuple[Any, ...], result: Any) -> int:
     return 1
 
 
-_SIZE_MIN_OPS = frozenset(
-    f"{op}_{t}" for op in ("less", "greater", "less_equals", "greater_equals") for t in ("string", "bytes")
-) | {"equals", "not_equals"}
-
-
 def _static_call_cost(fn: str, oid: str) -> int | None:
-    """The cost of a call when it does not depend on the argument values."""
+    """The cost of a call when it does not depend on the argument values (None: it does)."""
     if fn in UNIT_COST_QUANTITY_FUNCTIONS:
         return 1
-    if fn in (
-        "isSorted",
-        "sum",
-        "max",
-        "min",
-        "indexOf",
-        "lastIndexOf",
-        "url",
-        "lowerAscii",
-        "upperAscii",
-        "substring",
-        "trim",
-        "quantity",
-        "isQuantity",
-        "cidr",
-        "isIP",
-        "isCIDR",
-        "replace",
-        "split",
-        "join",
-        "find",
-        "findAll",
-    ):
-        return None
-    if (
-        oid
-        in (
-            "starts_with_string",
-            "ends_with_string",
-            "string_to_bytes",
-            "bytes_to_string",
-            "in_list",
-            "add_string",
-            "add_bytes",
-            "matches",
-            "matches_string",
-            "contains_string",
-        )
-        or oid in _SIZE_MIN_OPS
-    ):
+    if fn in _SIZE_DEPENDENT_FUNCTIONS or oid in _SIZE_DEPENDENT_OVERLOADS:
         return None
     return 1
 
