@@ -19,9 +19,8 @@ from drakit.inventory.devices import inventory_devices, product_label
 from drakit.model import Bundle, load_bundle, to_wire, validate
 
 
-def inventory_summary(bundle: Bundle) -> dict[str, Any]:
+def inventory_summary(bundle: Bundle, objects: list[dict[str, Any]]) -> dict[str, Any]:
     """Nodes, devices per (driver, product, memory) and classes: what the cluster publishes."""
-    objects = [to_wire(o) for o in bundle.objects]
     groups: Counter[tuple[str, str, str]] = Counter()
     for dev in inventory_devices(objects):
         memory = ((dev.device.get("capacity") or {}).get("memory") or {}).get("value", "-")
@@ -37,22 +36,19 @@ def inventory_summary(bundle: Bundle) -> dict[str, Any]:
     }
 
 
-def placements(paths: list[str], kubernetes_version: str) -> list[dict[str, Any]]:
+def placements(objects: list[dict[str, Any]], kubernetes_version: str) -> list[dict[str, Any]]:
     """Where the bundle's pods land when the simulator schedules them in order, as kube-scheduler would."""
-    from pathlib import Path
+    import yaml
 
     from drakit.sim import parse_scenario, run_scenario
 
-    header = (
-        "apiVersion: drakit.dev/v1alpha1\nkind: Scenario\nmetadata: {name: trial}\n"
-        f"spec: {{kubernetesVersion: '{kubernetes_version}'}}\n"
-    )
-    texts = []
-    for path in paths:
-        p = Path(path)
-        files = sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml", ".json")) if p.is_dir() else [p]
-        texts += [f.read_text(encoding="utf-8") for f in files]
-    scenario = parse_scenario("\n---\n".join([header, *texts]), source="trial")
+    header = {
+        "apiVersion": "drakit.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "trial"},
+        "spec": {"kubernetesVersion": kubernetes_version},
+    }
+    scenario = parse_scenario(yaml.safe_dump_all([header, *objects], sort_keys=False), source="trial")
     result = run_scenario(scenario, seed=0)
     return [
         {
@@ -82,7 +78,8 @@ def register(app: typer.Typer) -> None:
         paths = files or demo_paths()
         bundle = load_bundle(paths)
         problems = validate(bundle.objects, features)
-        summary = inventory_summary(bundle)
+        objects = [to_wire(o) for o in bundle.objects]
+        summary = inventory_summary(bundle, objects)
         table = trial_table(bundle)
         report: dict[str, Any] = {
             "source": "embedded demo cluster" if not files else paths,
@@ -90,7 +87,7 @@ def register(app: typer.Typer) -> None:
             "errors": [line for p in problems for line in p.lines()],
             "inventory": summary,
             "profiles": table.to_json(),
-            "placements": placements(paths, kubernetes_version) if not problems else [],
+            "placements": placements(objects, kubernetes_version) if not problems else [],
             "passed": table.passed and not problems,
         }
         if output != Output.text:
