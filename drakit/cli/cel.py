@@ -69,20 +69,23 @@ def _features(version: str, gates: str | None) -> Features:
 
 
 def _load_device(path: Path | None) -> DeviceView | None:
+    from drakit.sources import ReadError, parse_text, read_one
+
     if path is None:
         return None
     try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot read device file {path}: {e.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise UsageError(f"device file {path}: not YAML/JSON: {e}") from None
-    if not isinstance(doc, dict):
-        raise UsageError(f"device file {path}: expected a Device object (a mapping)")
-    driver = str(doc.get("driver") or "")
-    return device_view(driver, doc)
+        text = read_one(str(path))
+    except ReadError as e:
+        raise UsageError(f"cannot read device file: {e}") from None
+    docs, problems = parse_text(str(path), text)
+    if problems:
+        raise UsageError(f"device file {problems[0]}")
+    if len(docs) != 1 or not isinstance(docs[0].data, dict):
+        raise UsageError(f"device file {path}: expected one Device object (a mapping), found "
+                         f"{len(docs)} document(s)" + ("" if len(docs) != 1 else f" of type {type(docs[0].data).__name__}"))
+    doc = docs[0].data
+    driver = doc.get("driver")
+    return device_view(driver if isinstance(driver, str) else "", doc)
 
 
 @cel_app.command("eval")

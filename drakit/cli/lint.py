@@ -3,8 +3,6 @@ unused classes, requests no device can satisfy)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -14,28 +12,18 @@ from drakit.errors import InvalidInput
 
 
 def _documents(paths: list[str]) -> list[Any]:
-    import yaml
+    from drakit.profiles.source import ParseError, parse_documents
+    from drakit.sources import read_inputs
 
-    from drakit.profiles.source import DuplicateKey, parse_documents
-
-    files: list[tuple[str, str]] = []
-    for p in paths:
-        if p == "-":
-            files.append((sys.stdin.read(), "-"))
-            continue
-        path = Path(p)
-        if path.is_dir():
-            files += [(f.read_text(encoding="utf-8"), str(f)) for f in sorted(path.rglob("*.y*ml"))]
-        elif path.exists():
-            files.append((path.read_text(encoding="utf-8"), str(path)))
-        else:
-            raise InvalidInput(f"{p}: no such file or directory")
+    inputs = read_inputs(paths)
+    if inputs.errors:
+        raise InvalidInput("\n".join(inputs.errors))
     docs = []
-    for text, name in files:
+    for t in inputs.texts:
         try:
-            docs += parse_documents(text, name)
-        except (yaml.YAMLError, DuplicateKey) as e:
-            raise InvalidInput(f"{name}: {e}") from None
+            docs += parse_documents(t.text, t.name)
+        except ParseError as e:
+            raise InvalidInput(str(e)) from None
     return docs
 
 

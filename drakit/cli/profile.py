@@ -68,7 +68,7 @@ def apply_to_cmd(
     if len(compiled) != 1:
         raise UsageError(f"--profile {profile} names {len(compiled)} profiles; apply one at a time")
     cp = compiled[0]
-    text = sys.stdin.read() if manifest == "-" else _read(manifest)
+    text = _read(manifest)
     extra = to_yaml([cp.device_class, cp.claim]) if include_objects else ""
     result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest, extra_documents=extra)
     for note in result.notes:
@@ -104,10 +104,18 @@ def eligible_cmd(
 
 
 def _read(path: str) -> str:
+    """The manifest's text through the one bounded reader, checked by the strict decoder first:
+    the splicing below composes the text again and must only ever see what kubectl would read."""
+    from drakit.sources import ReadError, parse_text, read_one
+
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInput(f"{path}: {e.strerror}") from None
+        text = read_one(path)
+    except ReadError as e:
+        raise InvalidInput(str(e)) from None
+    _, problems = parse_text(path, text)
+    if problems:
+        raise InvalidInput("\n".join(str(p) for p in problems))
+    return text
 
 
 def register(app: typer.Typer) -> None:

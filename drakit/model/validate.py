@@ -1427,8 +1427,10 @@ def validate_report(objects: Iterable[Any], features: Features) -> ValidationRep
     for item in objects:
         entry = item if hasattr(item, "document") and hasattr(item, "obj") else None
         obj = entry.obj if entry is not None else item
-        ref = _ref_of(obj, entry)
         errors, dropped = validate_object(obj, features, cel=cel)
+        if not errors and not dropped:
+            continue
+        ref = _ref_of(obj, entry)  # only now: a List item's line is found by composing its text
         loc = ref.location()
         prefix = f"{loc}: " if loc else ""
         for path in dropped:

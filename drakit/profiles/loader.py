@@ -9,19 +9,18 @@ field, so a contradiction created by inheritance (a child's ``memory.max`` below
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path as FsPath
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from drakit.drivers import VENDORS, known_drivers
 from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
 from drakit.profiles.model import API_VERSION, DEFAULT_MERGE_STRATEGY, KIND, MergeStrategy, Profile
-from drakit.profiles.source import Document, DuplicateKey, Loc, Path, dotted, parse_documents
+from drakit.profiles.source import Document, DuplicateKey, Loc, ParseError, Path, dotted, parse_documents
 from drakit.profiles.units import UnitError, normalize_version, parse_memory
 
 Locs = dict[Path, Loc]
@@ -203,11 +202,9 @@ def _collect(texts: Iterable[tuple[str, str]], library: bool, problems: list[Obj
         except DuplicateKey as e:
             problems.append(_problem(e.loc, "", e.path, ErrorType.DUPLICATE, detail="key written twice"))
             continue
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            loc = Loc(file, mark.line + 1 if mark else 0)
-            problems.append(ObjectErrors(ObjectRef(KIND, "<unparsed>", source=str(loc)),
-                                         (FieldError("", ErrorType.INVALID, detail=f"YAML: {getattr(e, 'problem', e)}"),)))
+        except ParseError as e:
+            problems.append(ObjectErrors(ObjectRef(KIND, "<unparsed>", source=str(e.loc)),
+                                         (FieldError(dotted(e.path), ErrorType.INVALID, detail=f"YAML: {e.message}"),)))
             continue
         for doc in docs:
             if not _is_profile(doc.value):
@@ -427,20 +424,20 @@ def example_texts() -> list[tuple[str, str]]:
 
 
 def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileSet:
-    """Profiles from files, directories, or names of bundled examples (``training-48g``)."""
-    texts: list[tuple[str, str]] = []
+    """Profiles from files, directories, ``-``, or names of bundled examples (``training-48g``)."""
+    from drakit.sources import read_inputs
+
+    paths: list[str] = []
     select: list[str] = []
     for arg in args:
-        path = FsPath(arg)
-        if path.is_dir():
-            for f in sorted(path.rglob("*.y*ml")):
-                texts.append((f.read_text(encoding="utf-8"), str(f)))
-        elif path.exists():
-            texts.append((path.read_text(encoding="utf-8"), str(path)))
-        elif "/" not in arg and not arg.endswith((".yaml", ".yml")):
+        if arg != "-" and not os.path.lexists(arg) and "/" not in arg and not arg.endswith((".yaml", ".yml")):
             select.append(arg)
         else:
-            raise InvalidInput(f"{arg}: no such file")
+            paths.append(arg)
+    inputs = read_inputs(paths, suffixes=(".yaml", ".yml", ".json"))
+    if inputs.errors:
+        raise InvalidInput("\n".join(inputs.errors))
+    texts = [(t.text, t.name) for t in inputs.texts]
     lib = example_texts() if library else []
     pset = parse_profiles(texts, lib, select=select)
     if not texts:

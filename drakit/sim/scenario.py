@@ -16,14 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.inventory import templates
+from drakit.sources import Document as SourceDocument
+from drakit.sources import ReadError, parse_text, read_one
+from drakit.sources.decode import dotted
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -149,57 +151,25 @@ class Scenario:
 # --- YAML with line numbers -------------------------------------------------------------------
 
 
-def _construct(node: yaml.Node, path: str, lines: LineMap) -> Any:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = yaml.SafeLoader.construct_scalar(_SCALAR_LOADER, key_node) if isinstance(key_node, yaml.ScalarNode) else None
-            if not isinstance(key, str):
-                key = str(key)
-            sub = f"{path}.{key}" if path else key
-            lines[sub] = key_node.start_mark.line + 1
-            out[key] = _construct(value_node, sub, lines)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, f"{path}[{i}]", lines) for i, item in enumerate(node.value)]
-    return _SCALAR_LOADER.construct_object(node, deep=True)
-
-
-class _ScalarLoader(yaml.SafeLoader):
-    """Only used to construct scalars (resolved tags, e.g. ints and bools) from composed nodes."""
-
-
-_ScalarLoader.yaml_implicit_resolvers = {
-    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_SCALAR_LOADER = _ScalarLoader("")
-
-
 @dataclass(frozen=True)
 class _Doc:
     index: int
     line: int
     data: Any
-    lines: LineMap
+    source: SourceDocument = field(compare=False, repr=False)
+
+    @cached_property
+    def lines(self) -> LineMap:
+        """Dotted path -> line, composed from the document's text on first use (only on errors)."""
+        return {dotted(p): line for p, line in self.source.lines.items()}
 
 
 def _parse_stream(text: str, source: str) -> list[_Doc]:
-    docs: list[_Doc] = []
-    try:
-        for i, node in enumerate(yaml.compose_all(text, Loader=yaml.SafeLoader)):
-            if node is None:
-                continue
-            lines: LineMap = {}
-            data = _construct(node, "", lines)
-            docs.append(_Doc(i, node.start_mark.line + 1, data, lines))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(e, "problem", None) or str(e)
-        raise InvalidInput(f"{where}: invalid YAML: {problem}") from None
-    return docs
+    docs, problems = parse_text(source, text)
+    if problems:
+        raise InvalidInput("\n".join(
+            f"{source}:{p.line}: invalid YAML: {p}" if p.line else f"{source}: invalid YAML: {p}" for p in problems))
+    return [_Doc(d.index, d.line or 1, d.data, d) for d in docs]
 
 
 # --- checks -----------------------------------------------------------------------------------
@@ -623,12 +593,11 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read a scenario file (the I/O edge of this module)."""
-    p = Path(path)
+    """Read a scenario file (or ``-``) through the one bounded reader and parse it."""
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInput(f"{path}: cannot read scenario: {e.strerror or e}") from None
+        text = read_one(str(path))
+    except ReadError as e:
+        raise InvalidInput(f"cannot read scenario: {e}") from None
     return parse_scenario(text, str(path))
 
 

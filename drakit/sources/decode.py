@@ -250,7 +250,7 @@ class _Builder:
             elif tag == _STR:
                 v = node.value
             else:
-                v = _tagged(node)
+                v = _tagged(node)  # type: ignore[arg-type]
             t = v.__class__
             if t is float and not math.isfinite(v):
                 self.nonfinite.append(node)
@@ -311,7 +311,7 @@ class _Builder:
 def _compose(text: str) -> yaml.Node | None:
     loader = _Loader(text)
     try:
-        return loader.get_single_node()  # type: ignore[no-any-return]
+        return loader.get_single_node()
     finally:
         loader.dispose()
 
@@ -374,21 +374,34 @@ def _locate(root: yaml.Node, target: yaml.Node) -> Path:
 
 
 @dataclass(eq=False)
-class _Lines:
-    """Path -> line for one document, composed again from its text the first time it is asked."""
+class _Chunk:
+    """One document's text; composed again, once, the first time a line is asked for."""
 
     text: str
     offset: int  # lines before the chunk
-    prefix: Path = ()
     _map: dict[Path, int] | None = None
 
-    def get(self) -> dict[Path, int]:
+    def lines(self) -> dict[Path, int]:
         if self._map is None:
             try:
                 node = _compose(self.text)
             except (yaml.YAMLError, RecursionError):
                 node = None
-            full = node_lines(node, self.offset) if node is not None else {}
+            self._map = node_lines(node, self.offset) if node is not None else {}
+        return self._map
+
+
+@dataclass(eq=False)
+class _Lines:
+    """Path -> line below ``prefix`` of a chunk (a List item shares its List's chunk)."""
+
+    chunk: _Chunk
+    prefix: Path = ()
+    _map: dict[Path, int] | None = None
+
+    def get(self) -> dict[Path, int]:
+        if self._map is None:
+            full = self.chunk.lines()
             n = len(self.prefix)
             self._map = {p[n:]: ln for p, ln in full.items() if p[:n] == self.prefix} if n else full
         return self._map
@@ -414,7 +427,7 @@ class Document:
     def line(self) -> int | None:
         """The document's (or List item's) first line; for an item composed on first use."""
         if self.item is not None and self.lines_of is not None:
-            return self.lines_of.get().get((), self.first_line)
+            return self.lines_of.chunk.lines().get(self.lines_of.prefix, self.first_line)
         return self.first_line
 
     def where(self) -> str:
@@ -442,7 +455,7 @@ class Document:
         """The document for ``items[item]`` of this List (its line found on demand)."""
         sub = None
         if self.lines_of is not None:
-            sub = _Lines(self.lines_of.text, self.lines_of.offset, (*self.lines_of.prefix, "items", item))
+            sub = _Lines(self.lines_of.chunk, (*self.lines_of.prefix, "items", item))
         return Document(self.source, self.index, self.first_line, data, item, sub, self.bigint)
 
 
@@ -527,7 +540,7 @@ def _yaml_documents(source: str, text: str, problems: list[Problem]) -> Iterator
             index += 1
             continue
         if data is not None:
-            yield Document(source, index, _first_line(chunk, offset), data, None, _Lines(chunk, offset),
+            yield Document(source, index, _first_line(chunk, offset), data, None, _Lines(_Chunk(chunk, offset)),
                            builder.bigint)
         index += 1
 
