@@ -16,7 +16,8 @@ from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
 from drakit.errors import UsageError
 from drakit.features import NEWEST_VERSION, Features
-from drakit.model import load_bundle, to_wire
+from drakit.model import to_wire
+from drakit.sources import load_bundle
 
 
 def load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:

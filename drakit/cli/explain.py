@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
     ) -> None:
         """Explain why a pod or claim waits: verdict, evidence, owner and a suggested fix."""
-        from drakit.model.load import load_bundle
+        from drakit.sources import load_bundle
 
         kind, name = parse_target(target)
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)

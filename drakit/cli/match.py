@@ -17,8 +17,9 @@ from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
 from drakit.errors import SelectorError, UsageError
 from drakit.features import NEWEST_VERSION, Features
 from drakit.inventory.devices import InventoryDevice, inventory_devices, product_label
-from drakit.model import load_bundle, to_wire
+from drakit.model import to_wire
 from drakit.selectors import compile_selector, device_view
+from drakit.sources import load_bundle
 
 
 @dataclass(frozen=True)

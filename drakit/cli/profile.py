@@ -19,7 +19,8 @@ DriverOpt = Annotated[str | None, typer.Option("--driver", help="Driver schema, 
 
 
 def _compiled(profiles: list[str], driver: str | None, namespace: str | None) -> list[Any]:
-    from drakit.profiles import compile_profile, drivers_for, load_profile_files
+    from drakit.profiles import compile_profile, drivers_for
+    from drakit.sources import load_profile_files
 
     pset = load_profile_files(profiles)
     out = []
@@ -89,8 +90,8 @@ def eligible_cmd(
     output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
 ) -> None:
     """Per profile: qualifying devices by product and node, excluded devices with the reason."""
-    from drakit.model.load import load_bundle
     from drakit.profiles.eligibility import eligibility, wire_objects
+    from drakit.sources import load_bundle
 
     compiled = _compiled(profiles, driver, None)
     objects = wire_objects(load_bundle(filename))

@@ -34,8 +34,9 @@ def simulate(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Simulate pods and claims over a cluster with the real allocator and kube-scheduler semantics."""
-    from drakit.sim import load_scenario, parse_add_nodes, run_scenario
+    from drakit.sim import parse_add_nodes, run_scenario
     from drakit.sim.report import compare_json, render_compare_text, render_text, write_chart
+    from drakit.sources import load_scenario
 
     if compare is not None and add_nodes is not None:
         raise UsageError("--compare and --add-nodes are alternatives: give one of them")

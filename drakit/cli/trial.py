@@ -16,7 +16,8 @@ from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
 from drakit.demo import demo_paths
 from drakit.features import NEWEST_VERSION, Features
 from drakit.inventory.devices import inventory_devices, product_label
-from drakit.model import Bundle, load_bundle, to_wire, validate
+from drakit.model import Bundle, to_wire, validate
+from drakit.sources import load_bundle
 
 
 def inventory_summary(bundle: Bundle, objects: list[dict[str, Any]]) -> dict[str, Any]:

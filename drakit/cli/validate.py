@@ -66,8 +66,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Validate manifests like the API server: every error, with field paths."""
-        from drakit.model.load import load_bundle
         from drakit.model.validate import validate_report
+        from drakit.sources import load_bundle
 
         try:
             features = Features.for_version(kubernetes_version).with_gates(feature_gates)

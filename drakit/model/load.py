@@ -1,8 +1,8 @@
 """Documents into typed objects: the decoding half of loading, with every problem reported.
 
-Reading files, directories and stdin is :mod:`drakit.sources`' job (bounded, strict, go-yaml
-v2 scalars); this module turns its documents into a :class:`Bundle` and does no I/O of its
-own.  :func:`load_bundle` is the convenience that does both.
+Reading files, directories and stdin is the edge's job (:mod:`drakit.sources`, whose
+``load_bundle`` reads and then calls :func:`decode_documents`); text becomes documents in
+:mod:`drakit.model.codec`.  This module turns documents into a :class:`Bundle` and does no I/O.
 
 What a real manifest set holds besides DRA objects never voids the bundle
 (:mod:`drakit.model.workloads`): workload kinds (Deployment, Job, CronJob, StatefulSet,
@@ -24,13 +24,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import IO, Any, get_args, get_origin
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from drakit.errors import OMIT, ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
+from drakit.errors import OMIT, ErrorType, FieldError, ObjectErrors, ObjectRef
 from drakit.model._base import Wire
 from drakit.model.claim import ResourceClaim, ResourceClaimTemplate
+from drakit.model.codec import Document, Problem, dotted, find_path, is_big_int
 from drakit.model.deviceclass import DeviceClass
 from drakit.model.event import Event
 from drakit.model.kinds import DEFAULT_NAMESPACE, NAMESPACED, KindError, model_for
@@ -39,15 +40,9 @@ from drakit.model.pod import Pod
 from drakit.model.slice import ResourceSlice
 from drakit.model.taintrule import DeviceTaintRule
 from drakit.model.workloads import Triage, triage
-from drakit.sources import MANIFEST_SUFFIXES, MAX_INPUT_BYTES, Document, Problem, Progress
-from drakit.sources import load_documents as _read
-from drakit.sources.decode import dotted, find_path, is_big_int
 
-MAX_FILE_BYTES = MAX_INPUT_BYTES
-"""Kept for callers of the old name; the limit lives in :mod:`drakit.sources.read`."""
-
-__all__ = ["MANIFEST_SUFFIXES", "MAX_FILE_BYTES", "Bundle", "Document", "Entry", "LocatedRef", "SourceProblem",
-           "decode_documents", "load_bundle", "load_documents"]
+__all__ = ["Bundle", "Document", "Entry", "LocatedRef", "SourceProblem", "collector_paused", "decode_documents",
+           "source_problem"]
 
 
 @dataclass(frozen=True)
@@ -188,20 +183,9 @@ def _problem(message: str) -> SourceProblem:
     return SourceProblem(ObjectRef("", ""), (), message)
 
 
-def _source_problem(p: Problem) -> SourceProblem:
+def source_problem(p: Problem) -> SourceProblem:
+    """A document that could not be decoded, as a problem of the bundle."""
     return _problem(str(p))
-
-
-def load_documents(paths: Sequence[str], *, stdin: IO[Any] | None = None) -> list[Document]:
-    """Parse files, directories (recursively, sorted) and ``-`` into documents.
-
-    ``kind: List`` is expanded into its items.  Raises :class:`InvalidInput` listing
-    every unreadable source or malformed document.
-    """
-    loaded = _read(paths, stdin=stdin)
-    if loaded.problems:
-        raise InvalidInput([_source_problem(p) for p in loaded.problems])
-    return list(loaded.documents)
 
 
 # --------------------------------------------------------------------------- typing
@@ -347,7 +331,7 @@ def _typed(doc: Document, data: dict[str, Any], problems: list[ObjectErrors]) ->
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Loading builds millions of small acyclic containers; the cyclic collector would rescan
     them again and again (measured: 80% of loading a 5,000-node inventory).  Nothing here
     creates cycles, so pausing it loses nothing."""
@@ -375,7 +359,7 @@ def decode_documents(
     skipped: Counter[str] = Counter()
     converted: Counter[str] = Counter()
     seen: dict[tuple[str, str, str], Document] = {}
-    with _collector_paused():
+    with collector_paused():
         for doc in docs:
             if not isinstance(doc.data, dict):
                 problems.append(_problem(f"{doc.where()}: document is not an object"))
@@ -428,27 +412,3 @@ def _skip_reason(kind: str) -> str:
     if kind in WORKLOAD_KINDS:
         return "not a DRA kind; its pod template was checked and is offered as a pod"
     return "not a kind drakit reads"
-
-
-def load_bundle(
-    paths: Sequence[str],
-    *,
-    stdin: IO[Any] | None = None,
-    allow_duplicate_names: bool = False,
-    progress: Progress | None = None,
-) -> Bundle:
-    """Typed objects from manifests; raises :class:`InvalidInput` with all problems at once.
-
-    Reads through :func:`drakit.sources.load_documents` (files, directories, ``-``), then
-    :func:`decode_documents`.
-    """
-    with _collector_paused():
-        loaded = _read(paths, stdin=stdin, progress=progress)
-    problems: list[ObjectErrors] = [_source_problem(p) for p in loaded.problems]
-    bundle, more = decode_documents(loaded.documents, allow_duplicate_names=allow_duplicate_names)
-    problems += more
-    if problems:
-        raise InvalidInput(problems)
-    if loaded.notes:
-        bundle = Bundle(bundle.entries, bundle.workload_pods, (*loaded.notes, *bundle.notes))
-    return bundle

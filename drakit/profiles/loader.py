@@ -3,13 +3,12 @@
 Every error names the file, the line and the field.  Merging keeps the provenance of each
 field, so a contradiction created by inheritance (a child's ``memory.max`` below a parent's
 ``memory.min``) is reported at the line that introduced it.  Pure apart from
-:func:`load_profile_files` and :func:`example_texts`, the two readers at the edge.
+:func:`example_texts` (the bundled library); files are read by ``drakit.sources.load_profile_files``.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -421,26 +420,3 @@ def example_texts() -> list[tuple[str, str]]:
         if entry.name.endswith((".yaml", ".yml")):
             out.append((entry.read_text(encoding="utf-8"), f"examples/{entry.name}"))
     return out
-
-
-def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileSet:
-    """Profiles from files, directories, ``-``, or names of bundled examples (``training-48g``)."""
-    from drakit.sources import read_inputs
-
-    paths: list[str] = []
-    select: list[str] = []
-    for arg in args:
-        if arg != "-" and not os.path.lexists(arg) and "/" not in arg and not arg.endswith((".yaml", ".yml")):
-            select.append(arg)
-        else:
-            paths.append(arg)
-    inputs = read_inputs(paths, suffixes=(".yaml", ".yml", ".json"))
-    if inputs.errors:
-        raise InvalidInput("\n".join(inputs.errors))
-    texts = [(t.text, t.name) for t in inputs.texts]
-    lib = example_texts() if library else []
-    pset = parse_profiles(texts, lib, select=select)
-    if not texts:
-        return pset
-    given = tuple(dict.fromkeys([*pset.given, *select]))
-    return ProfileSet(pset.profiles, given)

@@ -1,4 +1,4 @@
-"""Profile and lint documents with the line of every field, on top of :mod:`drakit.sources`.
+"""Profile and lint documents with the line of every field, on top of :mod:`drakit.model.codec`.
 
 The one strict YAML reader (go-yaml v2 scalars, duplicate keys refused, bounded) decodes the
 text; this module adds the ``file:line`` locations profile errors and lint findings print.
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from drakit.sources import Document as SourceDocument
-from drakit.sources import parse_text
-from drakit.sources.decode import dotted
+from drakit.errors import DrakitError
+from drakit.model.codec import Document as SourceDocument
+from drakit.model.codec import dotted, parse_text
 
 Path = tuple[str | int, ...]
 
@@ -48,7 +48,7 @@ class Document:
         return Loc(self.file, line or 0)
 
 
-class ParseError(ValueError):
+class ParseError(DrakitError, ValueError):
     """A document that cannot be read; ``str()`` is the one-line message with ``file:line``."""
 
     def __init__(self, loc: Loc, path: Path, message: str) -> None:

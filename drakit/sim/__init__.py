@@ -2,7 +2,7 @@
 
 Public API::
 
-    load_scenario(path) -> Scenario            # YAML with line-numbered errors
+    parse_scenario(text) -> Scenario           # YAML with line-numbered errors (files: drakit.sources.load_scenario)
     parse_scenario(text, source) -> Scenario
     run_scenario(scenario, seed, options=SimOptions(fast=True)) -> SimulationResult
 
@@ -14,7 +14,7 @@ per-shape node verdicts), ``runner`` (the event loop), ``result`` (outcomes and 
 
 from drakit.sim.result import PodResult, SimEvent, SimulationResult
 from drakit.sim.runner import SimOptions, run_scenario
-from drakit.sim.scenario import NodeGroup, Scenario, load_scenario, parse_add_nodes, parse_scenario
+from drakit.sim.scenario import NodeGroup, Scenario, parse_add_nodes, parse_scenario
 
 __all__ = [
     "NodeGroup",
@@ -23,7 +23,6 @@ __all__ = [
     "SimEvent",
     "SimOptions",
     "SimulationResult",
-    "load_scenario",
     "parse_add_nodes",
     "parse_scenario",
     "run_scenario",

@@ -8,7 +8,7 @@ Hand-written rather than a JSON-schema validator: errors must carry the YAML lin
 offending field (``scenario.yaml:14: spec.workloads[2].duration: Invalid value: ...``), and
 the checks are few and specific.  Manifests are checked by the typed model
 (:func:`drakit.model.parse_object`), so they get the same wording as ``drakit validate``.
-This module only parses; nothing here touches the file system except :func:`load_scenario`.
+This module only parses; files are read by ``drakit.sources.load_scenario``.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from drakit.errors import ErrorType, FieldError, InvalidArgument, InvalidInput, 
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.gostr import quote
 from drakit.inventory import templates
-from drakit.sources import Document as SourceDocument
-from drakit.sources import ReadError, parse_text, read_one
-from drakit.sources.decode import dotted
+from drakit.model.codec import Document as SourceDocument
+from drakit.model.codec import dotted, parse_text
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -589,15 +588,6 @@ def _ns(obj: Mapping[str, Any]) -> str:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    """Read a scenario file (or ``-``) through the one bounded reader and parse it."""
-    try:
-        text = read_one(str(path))
-    except ReadError as e:
-        raise InvalidInput(f"cannot read scenario: {e}") from None
-    return parse_scenario(text, str(path))
 
 
 def parse_add_nodes(spec: str) -> NodeGroup:

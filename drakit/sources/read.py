@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from drakit.errors import DrakitError
+
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 """Each file (and stdin) above 64 MiB is refused: a 5,000-node x 8-GPU inventory is about
 32 MiB of YAML, so anything much larger is a mistake that would only burn memory."""
@@ -50,7 +52,7 @@ class _Collect:
     notes: list[str] = field(default_factory=list)
 
 
-class ReadError(Exception):
+class ReadError(DrakitError):
     """One input that cannot be read; the message is the one line the user sees."""
 
 

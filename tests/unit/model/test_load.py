@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 from drakit.cli.validate import register
 from drakit.errors import InvalidInput
 from drakit.model import ResourceClaim, ResourceSlice
-from drakit.model.load import MAX_FILE_BYTES, load_bundle, load_documents
+from drakit.sources import MAX_INPUT_BYTES as MAX_FILE_BYTES
+from drakit.sources import load_bundle
+from drakit.sources import load_manifest_documents as load_documents
 from tests.builders import ClaimBuilder, SliceBuilder
 
 CLAIM_YAML = """\

@@ -33,6 +33,8 @@ from typing import Any
 
 import yaml
 
+from drakit.errors import DrakitError
+
 MAX_DEPTH = 100
 """Nesting deeper than 100 levels is refused: real manifests nest about 12 deep, and the
 checks and renderers downstream walk values recursively."""
@@ -76,7 +78,7 @@ def allowed_alias_ratio(decoded: int) -> float:
     return 0.99 - 0.89 * (decoded - _ALIAS_LOW) / (_ALIAS_HIGH - _ALIAS_LOW)
 
 
-class DecodeError(Exception):
+class DecodeError(DrakitError):
     """A document that cannot be read; ``message`` is one line, ``line`` 1-based or None."""
 
     def __init__(self, message: str, line: int | None = None, path: Path = (), node: Any = None) -> None:
