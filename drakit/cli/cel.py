@@ -84,8 +84,25 @@ def _load_device(path: Path | None) -> DeviceView | None:
         raise UsageError(f"device file {path}: expected one Device object (a mapping), found "
                          f"{len(docs)} document(s)" + ("" if len(docs) != 1 else f" of type {type(docs[0].data).__name__}"))
     doc = docs[0].data
-    driver = doc.get("driver")
-    return device_view(driver if isinstance(driver, str) else "", doc)
+    driver = doc.get("driver", "")
+    _check_device(str(path), {k: v for k, v in doc.items() if k != "driver"}, driver)
+    return device_view(driver, doc)
+
+
+def _check_device(path: str, device: dict[str, Any], driver: Any) -> None:
+    """The file must decode as a v1 Device (strict, like the API server) plus a string ``driver``."""
+    from pydantic import ValidationError
+
+    from drakit.model.load import errors_from_validation
+    from drakit.model.slice import Device
+
+    if not isinstance(driver, str):
+        raise UsageError(f"device file {path}: driver: must be a string")
+    try:
+        Device.model_validate(device)
+    except ValidationError as e:
+        first = errors_from_validation(Device, e)[0]
+        raise UsageError(f"device file {path}: not a v1 Device: {first}") from None
 
 
 @cel_app.command("eval")

@@ -12,8 +12,10 @@ from drakit.errors import InvalidInput
 
 
 def _documents(paths: list[str]) -> list[Any]:
+    from drakit.model.codec import Problem
+    from drakit.model.load import decode_documents, source_problem
     from drakit.profiles.source import ParseError, parse_documents
-    from drakit.sources import read_inputs
+    from drakit.sources import read_inputs, split_lists
 
     inputs = read_inputs(paths)
     if inputs.errors:
@@ -24,7 +26,19 @@ def _documents(paths: list[str]) -> list[Any]:
             docs += parse_documents(t.text, t.name)
         except ParseError as e:
             raise InvalidInput(str(e)) from None
+    if not docs:
+        raise InvalidInput(f"{', '.join(paths)}: no objects found (the input is empty)")
+    # Findings presume objects that decode: what strict decoding refuses is refused here too.
+    manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)]
+    problems: list[Problem] = []
+    _, typed = decode_documents(split_lists(manifests, problems))
+    if typed or problems:
+        raise InvalidInput([*(source_problem(p) for p in problems), *typed])
     return docs
+
+
+def _is_profile(value: Any) -> bool:
+    return isinstance(value, dict) and str(value.get("apiVersion", "")).startswith("drakit.dev/")
 
 
 def register(app: typer.Typer) -> None:

@@ -107,15 +107,21 @@ def eligible_cmd(
 def _read(path: str) -> str:
     """The manifest's text through the one bounded reader, checked by the strict decoder first:
     the splicing below composes the text again and must only ever see what kubectl would read."""
-    from drakit.sources import ReadError, parse_text, read_one
+    from drakit.model.codec import Problem
+    from drakit.model.load import decode_documents, source_problem
+    from drakit.sources import ReadError, parse_text, read_one, split_lists
 
     try:
         text = read_one(path)
     except ReadError as e:
         raise InvalidInput(str(e)) from None
-    _, problems = parse_text(path, text)
+    docs, problems = parse_text(path, text)
     if problems:
         raise InvalidInput("\n".join(str(p) for p in problems))
+    listed: list[Problem] = []
+    _, typed = decode_documents(split_lists(docs, listed))
+    if typed or listed:  # kinds drakit types and the pod templates of workloads must be valid
+        raise InvalidInput([*(source_problem(p) for p in listed), *typed])
     return text
 
 

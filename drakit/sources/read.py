@@ -121,6 +121,8 @@ def read_path(path: str, limit: int = MAX_INPUT_BYTES, progress: ProgressFn | No
         st = os.stat(path)
     except OSError as e:
         raise ReadError(f"{path}: {_os_message(e)}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ReadError(f"{path}: is a directory, not a file")
     if stat.S_ISREG(st.st_mode) and st.st_size > limit:
         raise ReadError(f"{path}: file is {st.st_size / (1024 * 1024):.0f} MiB, larger than the {_limit_text(limit)} limit")
     flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)

@@ -50,13 +50,21 @@ SCENARIO = {
 }
 
 
+ALL = None
+
+
 @dataclass(frozen=True)
 class Case:
-    """One hostile input: ``make(folder) -> path``; ``fails``: every command must refuse it."""
+    """One hostile input: ``make(folder) -> path``.
+
+    ``refused_by``: the commands that must refuse it with a one-line error naming the input
+    (``ALL``: every command).  Every command must answer every case without a traceback,
+    within the time and memory bounds, with a documented exit code.
+    """
 
     id: str
     make: Callable[[Path], str]
-    fails: bool = True
+    refused_by: frozenset[str] | None = ALL
 
 
 def _text(name: str, text: str | bytes) -> Callable[[Path], str]:
@@ -121,7 +129,7 @@ def _wrong_type(value: Any) -> Any:
     if isinstance(value, int | float):
         return "seven"
     if isinstance(value, str):
-        return 7
+        return [7]  # not a bare number: quantities accept JSON numbers as the API server does
     if isinstance(value, list):
         return {"not": "a list"}
     return ["not", "an", "object"]
@@ -141,55 +149,63 @@ def wrong_type_cases() -> list[Case]:
     return out
 
 
-SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any]] = [
-    ("count-negative", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), -1),
-    ("count-zero", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 0),
-    ("count-int64-max", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 2**63 - 1),
-    ("count-beyond-int64", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 2**64 + 1),
-    ("count-float", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 1.5),
-    ("allocation-mode", CLAIM, ("spec", "devices", "requests", 0, "exactly", "allocationMode"), "Some"),
-    ("constraint-unknown-request", CLAIM, ("spec", "devices", "constraints", 0, "requests"), ["nope"]),
+# (id, document, path, value, who must refuse it): "door" = every command (strict decoding refuses
+# it), "validate" = API-server validation does (validate and trial), "" = only a sane answer.
+SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
+    ("count-negative", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), -1, "validate"),
+    ("count-zero", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 0, ""),
+    ("count-int64-max", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 2**63 - 1, ""),
+    ("count-beyond-int64", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 2**64 + 1, "door"),
+    ("count-float", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 1.5, "door"),
+    ("allocation-mode", CLAIM, ("spec", "devices", "requests", 0, "exactly", "allocationMode"), "Some", "validate"),
+    ("constraint-unknown-request", CLAIM, ("spec", "devices", "constraints", 0, "requests"), ["nope"], "validate"),
     ("selector-syntax", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
-     "device.attributes[[[("),
+     "device.attributes[[[(", "validate"),
     ("selector-not-bool", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
-     "1 + 1"),
+     "1 + 1", "validate"),
     ("selector-huge", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
-     " && ".join(["true"] * 20000)),
-    ("request-name-empty", CLAIM, ("spec", "devices", "requests", 0, "name"), ""),
-    ("request-name-escape", CLAIM, ("spec", "devices", "requests", 0, "name"), "\x1b[31mred"),
-    ("quantity-word", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"), "lots"),
-    ("quantity-huge-exponent", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"), "1e1000000000"),
+     " && ".join(["true"] * 20000), ""),
+    ("request-name-empty", CLAIM, ("spec", "devices", "requests", 0, "name"), "", "validate"),
+    ("request-name-escape", CLAIM, ("spec", "devices", "requests", 0, "name"), "\x1b[31mred", "validate"),
+    ("quantity-word", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"), "lots", "door"),
+    ("quantity-huge-exponent", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"), "1e1000000000", ""),
     ("quantity-huge-suffix", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"),
-     "9" * 400 + "Ei"),
-    ("version-bad", SLICE, ("spec", "devices", 0, "attributes", "v", "version"), "not.a.version"),
-    ("generation-negative", SLICE, ("spec", "pool", "generation"), -5),
-    ("slice-count-huge", SLICE, ("spec", "pool", "resourceSliceCount"), 2**62),
-    ("devices-many-names", SLICE, ("spec", "devices"), [{"name": "d"}] * 5),
-    ("api-version-future", CLAIM, ("apiVersion",), "resource.k8s.io/v2"),
-    ("api-version-alpha", CLAIM, ("apiVersion",), "resource.k8s.io/v1alpha3"),
-    ("kind-unknown-core", POD, ("kind",), "Pdo"),
-    ("name-too-long", CLAIM, ("metadata", "name"), "x" * 100_000),
+     "9" * 400 + "Ei", ""),
+    ("version-bad", SLICE, ("spec", "devices", 0, "attributes", "v", "version"), "not.a.version", "validate"),
+    ("generation-negative", SLICE, ("spec", "pool", "generation"), -5, ""),
+    ("slice-count-huge", SLICE, ("spec", "pool", "resourceSliceCount"), 2**62, ""),
+    ("devices-many-names", SLICE, ("spec", "devices"), [{"name": "d"}] * 5, "validate"),
+    ("api-version-future", CLAIM, ("apiVersion",), "resource.k8s.io/v2", "door"),
+    ("api-version-alpha", CLAIM, ("apiVersion",), "resource.k8s.io/v1alpha3", "door"),
+    ("kind-unknown-core", POD, ("kind",), "Pdo", "door"),
+    ("name-too-long", CLAIM, ("metadata", "name"), "x" * 100_000, "validate"),
 ]
+
+
+VALIDATING = frozenset({"validate", "trial"})
+"""Commands that run API-server validation on their input today (issue 11 item 3 adds the rest)."""
 
 
 def semantic_cases() -> list[Case]:
     out: list[Case] = []
-    for ident, doc, path, value in SEMANTIC:
+    for ident, doc, path, value, who in SEMANTIC:
         rest = [d for d in BASE if d is not doc]
+        refused = ALL if who == "door" else VALIDATING if who == "validate" else frozenset()
         out.append(Case(f"value-{ident}", _text("bundle.json", json.dumps(
-            {"apiVersion": "v1", "kind": "List", "items": [*rest, _with(doc, path, value)]}))))
+            {"apiVersion": "v1", "kind": "List", "items": [*rest, _with(doc, path, value)]})), refused))
     return out
 
 
 def _scenario(name: str, path: tuple[str | int, ...], value: Any) -> Case:
-    return Case(f"scenario-{name}", _text("scenario.yaml", yaml.safe_dump(_with(SCENARIO, path, value))
-                                          .replace("'NAN'", ".nan").replace("'INF'", ".inf")))
+    text = yaml.safe_dump(_with(SCENARIO, path, value)).replace("__NAN__", ".nan").replace("__INF__", ".inf")
+    nonfinite = value in ("__NAN__", "__INF__")  # not JSON: every reader refuses it
+    return Case(f"scenario-{name}", _text("scenario.yaml", text), ALL if nonfinite else frozenset({"simulate"}))
 
 
 SCENARIO_CASES = [
-    _scenario("nan-duration", ("spec", "workloads", 0, "duration"), "NAN"),
-    _scenario("inf-replicas", ("spec", "workloads", 0, "replicas"), "INF"),
-    _scenario("nan-count", ("spec", "nodes", 0, "count"), "NAN"),
+    _scenario("nan-duration", ("spec", "workloads", 0, "duration"), "__NAN__"),
+    _scenario("inf-replicas", ("spec", "workloads", 0, "replicas"), "__INF__"),
+    _scenario("nan-count", ("spec", "nodes", 0, "count"), "__NAN__"),
     _scenario("huge-nodes", ("spec", "nodes", 0, "count"), 10**12),
     _scenario("huge-replicas", ("spec", "workloads", 0, "replicas"), 10**15),
     _scenario("negative-replicas", ("spec", "workloads", 0, "replicas"), -3),
@@ -232,17 +248,17 @@ def stream_cases() -> list[Case]:
         Case("json-garbage", _text("bad.json", '{"apiVersion": "v1", "kind": ')),
         Case("list-items-not-list", _text("l.yaml", "apiVersion: v1\nkind: List\nitems: 3\n")),
         Case("list-items-scalars", _text("l.yaml", "apiVersion: v1\nkind: List\nitems: [1, two, null]\n")),
-        Case("many-documents", _text("many.yaml", "---\nkind: Nope\n" * 20000)),
-        Case("many-empty-documents", _text("empty.yaml", "---\n" * 200_000), fails=False),
+        Case("many-documents", _text("many.yaml", "---\nkind: Nope\n" * 5000)),
+        Case("many-empty-documents", _text("empty.yaml", "---\n" * 20_000)),
         Case("long-line", _text("long.yaml", "a: " + "x" * 5_000_000 + "\n")),
         Case("missing-kind", _text("nokind.yaml", "apiVersion: v1\nmetadata: {name: x}\n")),
         Case("tabs", _text("tabs.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: x\n")),
-        Case("empty-file", _text("empty.yaml", ""), fails=False),
+        Case("empty-file", _text("empty.yaml", "")),
         Case("oversized-sparse", _sparse),
         Case("missing-file", lambda folder: str(folder / "nope.yaml")),
         Case("symlink-loop", _symlink_loop),
         Case("dangling-symlink", _dangling),
-        Case("directory-with-loop", _dir_with_loop),
+        Case("directory-with-loop", _dir_with_loop, VALIDATING),  # the one readable claim has an invalid name
         Case("fifo-without-writer", _fifo),
         Case("dev-zero", lambda folder: "/dev/zero"),
         Case("directory-as-device", lambda folder: str(folder)),

@@ -106,7 +106,7 @@ def run_subprocess(args: list[str], *, stdin: Any = subprocess.DEVNULL, timeout:
     return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), err, crash)
 
 
-def check_refused(result: Result, names: tuple[str, ...], verb: str) -> list[str]:
+def check_refused(result: Result, names: tuple[str, ...], verb: str, input_size: int = 0) -> list[str]:
     """What is wrong with the answer to a hostile input (empty when it is a proper refusal)."""
     wrong: list[str] = []
     if result.crash:
@@ -119,6 +119,6 @@ def check_refused(result: Result, names: tuple[str, ...], verb: str) -> list[str
     lines = errors or [line for line in result.out.splitlines() if line.strip()]
     if not any(any(n in line for n in names) for line in lines):
         wrong.append(f"{verb}: no message names the input {names}: {result.text[-600:]!r}")
-    if len(result.text) > 64_000:
+    if len(result.text) > max(64_000, 8 * input_size):
         wrong.append(f"{verb}: {len(result.text)} characters of output (expanded input echoed?)")
     return wrong
