@@ -160,7 +160,9 @@ def _print(doc: dict[str, Any], output: Output) -> None:
     if output == Output.text:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     elif output == Output.yaml:
-        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+        from drakit.model.codec import KubeDumper
+
+        sys.stdout.write(yaml.dump(doc, Dumper=KubeDumper, sort_keys=False, allow_unicode=True))
     else:
         sys.stdout.write(dump_json(doc) + "\n")
 

@@ -99,7 +99,11 @@ def dotted(path: Path) -> str:
 
 def go_quote_key(key: Any) -> str:
     """A key as go-yaml's ``%#v`` prints it in "already set in map": strings quoted."""
-    return json.dumps(key, ensure_ascii=False) if isinstance(key, str) else str(key)
+    if isinstance(key, str):
+        return json.dumps(key, ensure_ascii=False)
+    if isinstance(key, bool) or key is None:
+        return {True: "true", False: "false", None: "<nil>"}[key]
+    return str(key)
 
 
 # --------------------------------------------------------------------------- scalars
@@ -148,6 +152,32 @@ def resolve_plain(s: str) -> Any:
         f = float(plain)
         return s if math.isinf(f) else f  # Go's ParseFloat fails on overflow: the text stays
     return s
+
+
+def reads_back(s: str) -> bool:
+    """Whether a plain (unquoted) ``s`` is read as the same string by go-yaml v2."""
+    if not s or s != s.strip():
+        return False
+    v = resolve_plain(s)
+    return v.__class__ is str
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = None if reads_back(value) else "'"
+    if "\n" in value:
+        style = None  # PyYAML picks a block or quoted style that keeps the text
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+class KubeDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, quoting every string go-yaml v2 would read as something else.
+
+    PyYAML resolves YAML 1.1 without ``y``/``n`` and with sexagesimal numbers, so its own
+    quoting leaves ``y``, ``N`` or ``1e3`` bare; kubectl would read them as a bool or a float.
+    """
+
+
+KubeDumper.add_representer(str, _represent_str)
 
 
 def _tagged(node: yaml.ScalarNode) -> Any:
