@@ -37,10 +37,14 @@ def inventory_summary(bundle: Bundle, objects: list[dict[str, Any]]) -> dict[str
     }
 
 
+_REPLAYED = frozenset({"DeviceClass", "ResourceClaimTemplate", "ResourceClaim", "Node", "ResourceSlice", "Pod"})
+
+
 def placements(objects: list[dict[str, Any]], kubernetes_version: str) -> list[dict[str, Any]]:
     """Where the bundle's pods land when the simulator schedules them in order, as kube-scheduler would."""
     import yaml
 
+    from drakit.model.codec import KubeDumper
     from drakit.sim import parse_scenario, run_scenario
 
     header = {
@@ -49,7 +53,10 @@ def placements(objects: list[dict[str, Any]], kubernetes_version: str) -> list[d
         "metadata": {"name": "trial"},
         "spec": {"kubernetesVersion": kubernetes_version},
     }
-    scenario = parse_scenario(yaml.safe_dump_all([header, *objects], sort_keys=False), source="trial")
+    # The simulator replays inventory, claims and pods; Events and the like are not its input.
+    replayed = [o for o in objects if o.get("kind") in _REPLAYED]
+    text = yaml.dump_all([header, *replayed], Dumper=KubeDumper, sort_keys=False)
+    scenario = parse_scenario(text, source="trial")
     result = run_scenario(scenario, seed=0)
     return [
         {
