@@ -68,11 +68,12 @@ class ExplainInput:
 
         objects: list[dict[str, Any]] = []
         for entry in bundle.entries:
-            wire = to_wire(entry.obj)
+            # The loader keeps each object's decoded dict (== to_wire(obj)); copy what we touch.
+            wire = dict(getattr(entry, "wire", None) or to_wire(entry.obj))
             wire.setdefault("kind", entry.kind)
-            if entry.namespace:
-                meta = wire.setdefault("metadata", {})
-                meta.setdefault("namespace", entry.namespace)
+            meta = wire.get("metadata") or {}
+            if entry.namespace and "namespace" not in meta:
+                wire["metadata"] = {**meta, "namespace": entry.namespace}
             objects.append(wire)
         return cls.from_objects(objects)
 
