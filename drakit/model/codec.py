@@ -29,6 +29,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from sys import intern as _intern
 from typing import Any
 
 import yaml
@@ -320,7 +321,7 @@ class _Builder:
                 merges.append(value_node)
                 continue
             k, _ = self._node(key_node, depth + 1)
-            key = _json_key(k) if k.__class__ is not str else k
+            key = _intern(_json_key(k) if k.__class__ is not str else k)  # one str per key name, as json does
             if key in out:
                 raise DecodeError(f"key {go_quote_key(k)} already set in map", key_node.start_mark.line + 1,
                                   (key,), node)
