@@ -157,6 +157,7 @@ class Run:
             elif kind == "Pod":
                 self.manifest_pods.append(obj)
         self.classes = {_name(c): c for c in classes}
+        self.slices = slices
         factory = allocator or (lambda s, c, f: DrakitAllocator(s, c, f))
         self.allocator = factory(slices, classes, scenario.features)
         self.cluster = SimCluster(nodes, slices, self.allocator)
