@@ -91,16 +91,19 @@ class Provenance:
 
 
 def with_namespace(obj: Obj) -> Obj:
-    """``obj`` with ``metadata.namespace`` set to ``default`` if it is a namespaced kind without one.
+    """``obj`` with the namespace the API server would store: ``default`` for a namespaced kind
+    without one (as ``kubectl apply`` places it), none for a cluster-scoped kind.
 
     The object itself is left untouched: a changed copy shares everything but ``metadata``.
     """
-    if obj.get("kind") not in NAMESPACED:
-        return obj
     meta = obj.get("metadata") or {}
-    if meta.get("namespace"):
+    if obj.get("kind") in NAMESPACED:
+        if meta.get("namespace"):
+            return obj
+        return {**obj, "metadata": {**meta, "namespace": DEFAULT_NAMESPACE}}
+    if "namespace" not in meta:
         return obj
-    return {**obj, "metadata": {**meta, "namespace": DEFAULT_NAMESPACE}}
+    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
 
 
 @dataclass(frozen=True)
