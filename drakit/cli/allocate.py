@@ -73,12 +73,18 @@ def register(app: typer.Typer) -> None:
             float, typer.Option("--timeout", help="Search budget in seconds (0 = none).")
         ] = 10.0,
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+        as_given: Annotated[
+            bool,
+            typer.Option(
+                "--as-given",
+                help="Take the objects as upstream's allocator tests do: no API validation, "
+                "namespaces as written, objects sharing a name kept.",
+            ),
+        ] = False,
     ) -> None:
         """Allocate devices for the unallocated ResourceClaims in the input on one node."""
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        # Objects that share a name are kept, in input order: the allocator decides on them as
-        # upstream's does (e.g. two slices of one pool with the same name make the pool invalid).
-        snapshot = open_snapshot(files, features, allow_duplicate_names=True)
+        snapshot = open_snapshot(files, features, as_given=as_given)
         trace = Trace()
         outcome = allocate_snapshot(
             snapshot, pick_node(snapshot, node), features=features, timeout=timeout or None, trace=trace

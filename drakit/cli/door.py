@@ -55,14 +55,14 @@ def refuse_invalid_documents(docs: Iterable[Document], features: Features) -> No
         raise InvalidInput(problems)
 
 
-def open_snapshot(
-    paths: Sequence[str], features: Features, *, allow_duplicate_names: bool = False
-) -> ClusterSnapshot:
+def open_snapshot(paths: Sequence[str], features: Features, *, as_given: bool = False) -> ClusterSnapshot:
     """Load, validate and snapshot ``paths`` (files, directories, ``-``).
 
-    ``allow_duplicate_names`` keeps objects that share a name, for ``allocate``: upstream's
-    allocator takes its inputs as given (two slices of one pool with one name make it invalid).
+    ``as_given`` is ``allocate --as-given``: the objects exactly as upstream's allocator tests
+    feed them — no API validation (the allocator's own checks answer), namespaces as written,
+    objects that share a name kept in input order.
     """
-    bundle = load_bundle(list(paths), allow_duplicate_names=allow_duplicate_names)
-    refuse_invalid(bundle.entries, features)
-    return ClusterSnapshot.from_bundle(bundle, provenance=Provenance(", ".join(paths), time.time()))
+    bundle = load_bundle(list(paths), allow_duplicate_names=as_given)
+    if not as_given:
+        refuse_invalid(bundle.entries, features)
+    return ClusterSnapshot.from_bundle(bundle, provenance=Provenance(", ".join(paths), time.time()), as_given=as_given)

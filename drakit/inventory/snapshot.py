@@ -137,13 +137,18 @@ class ClusterSnapshot:
         provenance: Provenance | None = None,
         expected_release: Mapping[str, float] | None = None,
         now: float | None = None,
+        as_given: bool = False,
     ) -> ClusterSnapshot:
-        """Wire dicts sorted by ``kind``, namespaces defaulted (kinds drakit does not model are left out)."""
+        """Wire dicts sorted by ``kind``, namespaces defaulted (kinds drakit does not model are left out).
+
+        ``as_given`` keeps the namespaces as written: upstream's allocator test tables use claims
+        without one, and its messages then name them without a namespace.
+        """
         by_field: dict[str, list[Obj]] = {}
         for o in objects:
             name = _FIELD_OF.get(str(o.get("kind") or ""))
             if name is not None:
-                by_field.setdefault(name, []).append(with_namespace(o))
+                by_field.setdefault(name, []).append(o if as_given else with_namespace(o))
         return cls(
             **{name: tuple(objs) for name, objs in by_field.items()},
             expected_release=MappingProxyType(dict(expected_release or {})),
@@ -152,7 +157,7 @@ class ClusterSnapshot:
         )
 
     @classmethod
-    def from_bundle(cls, bundle: Any, *, provenance: Provenance | None = None) -> ClusterSnapshot:
+    def from_bundle(cls, bundle: Any, *, provenance: Provenance | None = None, as_given: bool = False) -> ClusterSnapshot:
         """A loaded :class:`drakit.model.load.Bundle`, in input order."""
         from drakit.model import to_wire
 
@@ -161,7 +166,7 @@ class ClusterSnapshot:
             wire = to_wire(entry.obj)
             wire.setdefault("kind", entry.kind)
             objects.append(wire)
-        return cls.from_objects(objects, provenance=provenance)
+        return cls.from_objects(objects, provenance=provenance, as_given=as_given)
 
     # -- reading ------------------------------------------------------------------------------
 

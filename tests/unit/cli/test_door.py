@@ -108,3 +108,13 @@ def test_valid_input_still_answers(tmp_path: Path) -> None:
     assert (code, out.splitlines()[0]) == (0, "claim default/c: allocated")
     code, out, _ = drakit("explain", "pod/p", "-f", str(f))
     assert code == 0, out
+
+
+def test_allocate_as_given_feeds_the_allocator_like_upstreams_tables(tmp_path: Path) -> None:
+    """No validation, namespaces as written: upstream's messages name a namespace-less claim bare."""
+    no_ns = claim("c", exact("r", cls=""))
+    del no_ns["metadata"]["namespace"]
+    f = write(tmp_path, [*BASE, no_ns])
+    assert drakit("allocate", "-f", str(f))[0] == 1
+    code, out, _ = drakit("allocate", "--as-given", "-f", str(f))
+    assert (code, out.splitlines()[0]) == (4, "error: claim c, request r: missing device class name (unsupported request type?)")
