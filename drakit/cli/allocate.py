@@ -13,10 +13,10 @@ from typing import Annotated, Any
 import typer
 
 from drakit.allocator import AllocationOutcome, allocate_snapshot
+from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
 from drakit.cli.door import open_snapshot
 from drakit.errors import UsageError
-from drakit.explain.trace import Trace
 from drakit.features import NEWEST_VERSION, Features
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey
 

@@ -13,7 +13,7 @@ Stages (reference notes §5.4), numbered as in the code below:
    most promising nodes for constraints that fail together, with the best partial assignment;
 7. node preparation — kubelet ``FailedPrepareDynamicResources`` and binding conditions.
 
-Every situation becomes a :class:`Finding`; the headline is the first blocking finding in stage
+Every situation becomes a :class:`Reason`; the headline is the first blocking finding in stage
 order (a claim that merely is not created yet yields to a later "never" or "broken" finding, since
 creating it would not help).  Pure: no I/O, inputs are never modified.
 """
@@ -30,9 +30,9 @@ from typing import Any
 
 from drakit.allocator import allocate
 from drakit.allocator.inventory import Inventory, node_selector_matches
+from drakit.allocator.trace import Trace
 from drakit.errors import UsageError
-from drakit.explain.codes import Code, ExplainCode, Owner, Stage, Verdict
-from drakit.explain.diagnosis import Diagnosis, Finding, Funnel, Holder, NodeSummary, Partial
+from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
     ClusterIndex,
     Device,
@@ -46,10 +46,9 @@ from drakit.explain.funnel import (
     reach_map,
     tolerates,
 )
-from drakit.explain.reasons import ReasonCode
-from drakit.explain.trace import Trace
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, key_of, name_of, namespace_of
+from drakit.outcomes import Code, ExplainCode, Owner, Reason, ReasonCode, Stage, Verdict, verdict_of
 
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
 MAX_ALLOCATOR_NODES = 16
@@ -79,8 +78,8 @@ class _Ctx:
     inp: ClusterSnapshot
     features: Features
     timeout: float | None
-    findings: list[Finding] = field(default_factory=list)
-    blockers: list[Finding] = field(default_factory=list)
+    findings: list[Reason] = field(default_factory=list)
+    blockers: list[Reason] = field(default_factory=list)
     funnels: list[Funnel] = field(default_factory=list)
     holders: list[Holder] = field(default_factory=list)
     partial: Partial | None = None
@@ -102,8 +101,8 @@ class _Ctx:
         request: str = "",
         device: str = "",
         **detail: Any,
-    ) -> Finding:
-        f = Finding(
+    ) -> Reason:
+        f = Reason(
             code=code,
             message=message,
             stage=stage,
@@ -197,7 +196,7 @@ def _scheduler_message(pod: Obj) -> str:
     return ""
 
 
-def _headline(blockers: Sequence[Finding]) -> Finding | None:
+def _headline(blockers: Sequence[Reason]) -> Reason | None:
     if not blockers:
         return None
     ordered = sorted(blockers, key=lambda f: _STAGE_ORDER.index(f.stage))
@@ -1048,15 +1047,15 @@ def _run_allocator(
             claim=first.claim, request=first.request, example=first.message,
         )
         return
-    for code, verdict in (
-        (ReasonCode.COUNTERS_EXHAUSTED, Verdict.WAITING),
-        (ReasonCode.CAPACITY_EXCEEDED, Verdict.WAITING),
-        (ReasonCode.TAINT_NOT_TOLERATED, Verdict.WAITING),
-        (ReasonCode.DEVICE_IN_USE, Verdict.WAITING),
+    for code in (
+        ReasonCode.COUNTERS_EXHAUSTED,
+        ReasonCode.CAPACITY_EXCEEDED,
+        ReasonCode.TAINT_NOT_TOLERATED,
+        ReasonCode.DEVICE_IN_USE,
     ):
         if code in codes:
             r = next(x for x in trace.reasons if x.code == code)
-            ctx.add(code, f"allocation on node {node}: {r.message}", Stage.DEVICES, verdict, Owner.PLATFORM,
+            ctx.add(code, f"allocation on node {node}: {r.message}", Stage.DEVICES, verdict_of(code), Owner.PLATFORM,
                     hint=r.hint or "wait for devices to be freed", claim=r.claim, request=r.request, device=r.device)
             return
     ctx.add(ExplainCode.NOT_ENOUGH_DEVICES, f"the allocator cannot place the claims on node {node}: {message}",

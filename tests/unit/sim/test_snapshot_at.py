@@ -23,11 +23,11 @@ import yaml
 from drakit.cli.console import run_guarded
 from drakit.cli.explain import EXIT_FOR_VERDICT
 from drakit.cli.main import app
-from drakit.explain.codes import Verdict
 from drakit.explain.diagnose import diagnose
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.model import load_bundle, validate_report
+from drakit.outcomes import Verdict
 from drakit.sim import SimulationResult, load_scenario
 from drakit.sim.snapshot import simulate_snapshot
 
