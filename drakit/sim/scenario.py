@@ -24,6 +24,7 @@ import yaml
 from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.inventory import templates
+from drakit.inventory.snapshot import name_of, namespace_of
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -531,7 +532,7 @@ def _check_manifest(source: str, doc: _Doc) -> tuple[list[ObjectErrors], Any]:
         c.add("metadata.name", ErrorType.REQUIRED)
     if c.errors or obj is None:
         return c.problems(), None
-    return [], Entry(obj, Document(source, doc.index, doc.line or None, data), str(kind), _name(data), "")
+    return [], Entry(obj, Document(source, doc.index, doc.line or None, data), str(kind), name_of(data), "")
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
@@ -546,7 +547,7 @@ def scenario_from_objects(header: Mapping[str, Any], objects: Sequence[Mapping[s
     holds a snapshot builds its run from the snapshot's objects instead of writing them out.
     """
     docs = [_Doc(i, 0, dict(o), {}) for i, o in enumerate([header, *objects])]
-    return _scenario(docs, source or _name(header) or "scenario")
+    return _scenario(docs, source or name_of(header) or "scenario")
 
 
 def _scenario(docs: list[_Doc], source: str) -> Scenario:
@@ -610,8 +611,8 @@ def _scenario(docs: list[_Doc], source: str) -> Scenario:
 
     # Cross-references: templates and claims named by workloads must exist (or be created later,
     # which a scenario cannot express), so a typo is an error here rather than a Pending pod.
-    known_templates = {(_ns(o), _name(o)) for o in objects if o.get("kind") == "ResourceClaimTemplate"}
-    known_claims = {(_ns(o), _name(o)) for o in objects if o.get("kind") == "ResourceClaim"}
+    known_templates = {(namespace_of(o), name_of(o)) for o in objects if o.get("kind") == "ResourceClaimTemplate"}
+    known_claims = {(namespace_of(o), name_of(o)) for o in objects if o.get("kind") == "ResourceClaim"}
     spec_workloads = c.sequence(spec, "workloads", "spec.workloads")
     for i, w in enumerate(workloads):
         for j, pc in enumerate(w.claims):
@@ -642,14 +643,6 @@ def _scenario(docs: list[_Doc], source: str) -> Scenario:
         standard_classes=tuple(standard),
         kubernetes_version=version,
     )
-
-
-def _ns(obj: Mapping[str, Any]) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or "default"
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
 
 
 def load_scenario(path: str | Path) -> Scenario:
