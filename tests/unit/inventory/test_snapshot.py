@@ -138,3 +138,19 @@ def test_find_agrees_with_a_linear_scan(specs: list[tuple[str, str, str]]) -> No
             if o["metadata"]["name"] == name and (o["metadata"].get("namespace") or "") == effective
         )
         assert snap.find(kind, name, ns) is want
+
+
+EXPLAIN_BUNDLES = sorted((Path(__file__).resolve().parents[2] / "scenarios" / "explain").glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    "path", [pytest.param(str(p), id=p.name) for p in EXPLAIN_BUNDLES if p.name != "cases.yaml"]
+)
+def test_from_bundle_equals_the_typed_objects_dumped(path: str) -> None:
+    """The snapshot reuses the loader's dicts; they must be what the typed objects dump to."""
+    from drakit.model import to_wire
+
+    bundle = load_bundle([path])
+    snap = ClusterSnapshot.from_bundle(bundle)
+    dumped = ClusterSnapshot.from_objects([{"kind": e.kind, **to_wire(e.obj)} for e in bundle.entries])
+    assert list(snap.objects()) == list(dumped.objects())
