@@ -47,7 +47,10 @@ def placements(snapshot: ClusterSnapshot, kubernetes_version: str) -> list[dict[
         "metadata": {"name": "trial"},
         "spec": {"kubernetesVersion": kubernetes_version},
     }
-    scenario = scenario_from_objects(header, list(snapshot.objects()), source="trial")
+    # What a scenario replays: the inventory, the claims and the pods (events are history).
+    s = snapshot
+    objects = [*s.nodes, *s.classes, *s.slices, *s.templates, *s.claims, *s.pods]
+    scenario = scenario_from_objects(header, objects, source="trial")
     result = run_scenario(scenario, seed=0)
     return [
         {

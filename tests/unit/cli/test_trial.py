@@ -54,3 +54,18 @@ def test_trial_refuses_invalid_manifests_with_validates_lines(tmp_path: Path) ->
     want = [f"error: {line}" for line in validate.stdout.splitlines()[:-1]]
     assert (proc.returncode, proc.stdout, proc.stderr.splitlines()) == (1, "", want)
     assert any("spec.devices[0].name" in line for line in want)
+
+
+def test_trial_places_pods_of_a_bundle_with_events(tmp_path: Path) -> None:
+    """Events are history, not something to replay: a bundle that carries them still trials."""
+    docs = [d for p in demo_paths() for d in yaml.safe_load_all(Path(p).read_text())]
+    docs.append({
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "train-0.1", "namespace": "ml"},
+        "involvedObject": {"kind": "Pod", "name": "train-0", "namespace": "ml"},
+        "reason": "FailedScheduling", "message": "0/4 nodes are available", "type": "Warning",
+    })
+    bundle = tmp_path / "with-events.yaml"
+    bundle.write_text(yaml.safe_dump_all(docs))
+    proc = run("-f", str(bundle), "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert {p["pod"] for p in json.loads(proc.stdout)["placements"]} >= {"ml/train-0"}
