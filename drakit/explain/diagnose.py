@@ -31,7 +31,7 @@ from typing import Any
 from drakit.allocator import allocate
 from drakit.allocator.inventory import Inventory, node_selector_matches
 from drakit.allocator.trace import Trace
-from drakit.errors import UsageError
+from drakit.errors import InvalidArgument, NotFound
 from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
     ClusterIndex,
@@ -47,6 +47,7 @@ from drakit.explain.funnel import (
     tolerates,
 )
 from drakit.features import Features
+from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, key_of, name_of, namespace_of
 from drakit.outcomes import Code, ExplainCode, Owner, Reason, ReasonCode, Stage, Verdict, verdict_of
 
@@ -132,7 +133,7 @@ def diagnose(
     features: Features | None = None,
     timeout: float | None = 10.0,
 ) -> Diagnosis:
-    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`UsageError` if it is not there."""
+    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`NotFound` if it is not there."""
     ctx = _Ctx(inp, features or Features.for_version(), timeout)
     return _diagnose(ctx, kind, name, namespace)
 
@@ -142,18 +143,18 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
     if kind == "pod":
         pod = inp.find_pod(name, namespace)
         if pod is None:
-            raise UsageError(f'pod "{namespace}/{name}" not found in the input')
+            raise NotFound(f"pod {quote(namespace + '/' + name)} not found in the input")
         ctx.scheduler = _scheduler_message(pod)
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
     elif kind in ("claim", "resourceclaim"):
         claim = inp.find_claim(name, namespace)
         if claim is None:
-            raise UsageError(f'resourceclaim "{namespace}/{name}" not found in the input')
+            raise NotFound(f"resourceclaim {quote(namespace + '/' + name)} not found in the input")
         _diagnose_claim(ctx, claim)
         target = f"claim/{namespace}/{name}"
     else:
-        raise UsageError(f"cannot explain {kind!r}: use pod/NAME or claim/NAME")
+        raise InvalidArgument(f"cannot explain a {quote(kind)}: only pods and resource claims are explained")
     return _conclude(ctx, target)
 
 

@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from drakit.errors import InvalidArgument
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, ObjectKey, Provenance, name_of, namespace_of
 from drakit.sim.cluster import SimPod
 from drakit.sim.result import SimEvent, SimulationResult
@@ -34,7 +35,7 @@ def simulate_snapshot(
     """
     if at is not None:
         if not math.isfinite(at) or at < 0:
-            raise ValueError(f"snapshot time must be a finite number of seconds >= 0, not {at}")
+            raise InvalidArgument(f"snapshot time must be a finite number of seconds >= 0, not {at}")
         until = at if scenario.until is None else min(at, scenario.until)
         scenario = dataclasses.replace(scenario, until=until)
     scenario.check_memory()

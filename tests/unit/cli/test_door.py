@@ -3,18 +3,13 @@ lines ``drakit validate`` prints for them (exit 1), instead of answering on them
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 import yaml
 
-from drakit.cli.console import run_guarded
-from drakit.cli.main import app
+from drakit.cli.testing import run
 from tests.unit.allocator.builders import claim, device, device_class, exact, node, slice_
 
 BASE = [node(), slice_("s", [device("gpu-0"), device("gpu-1")]), device_class()]
@@ -54,13 +49,8 @@ VERBS: list[Any] = [
 
 
 def drakit(*argv: str) -> tuple[int, str, str]:
-    """``drakit ARGV`` in-process, through ``run_guarded`` as the installed command runs."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), mock.patch.object(
-        sys, "argv", ["drakit", *argv]
-    ):
-        code = run_guarded(app)
-    return code, out.getvalue(), err.getvalue()
+    r = run(*argv)
+    return r.exit_code, r.stdout, r.stderr
 
 
 def validate_lines(path: Path) -> list[str]:

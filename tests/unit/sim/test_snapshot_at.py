@@ -8,21 +8,16 @@ to ``drakit explain`` for each Pending pod, gives the scheduler message the simu
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 import yaml
 
-from drakit.cli.console import run_guarded
 from drakit.cli.explain import EXIT_FOR_VERDICT
-from drakit.cli.main import app
+from drakit.cli.testing import run
 from drakit.explain.diagnose import diagnose
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot
@@ -37,12 +32,8 @@ BUNDLE = TESTS / "scenarios" / "sim" / "agreement-end.yaml"
 
 
 def drakit(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), mock.patch.object(
-        sys, "argv", ["drakit", *argv]
-    ):
-        code = run_guarded(app)
-    return code, out.getvalue(), err.getvalue()
+    r = run(*argv)
+    return r.exit_code, r.stdout, r.stderr
 
 
 @cache
