@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from drakit.clock import SYSTEM_CLOCK, Clock
 from drakit.errors import InvalidArgument
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, ObjectKey, Provenance, name_of, namespace_of
 from drakit.sim.cluster import SimPod
@@ -27,7 +28,7 @@ POD_IMAGE = "registry.example/drakit-sim:1"
 
 
 def simulate_snapshot(
-    scenario: Scenario, seed: int | None = None, at: float | None = None
+    scenario: Scenario, seed: int | None = None, at: float | None = None, *, clock: Clock = SYSTEM_CLOCK
 ) -> tuple[SimulationResult, ClusterSnapshot]:
     """Run ``scenario`` up to simulated time ``at`` (``None``: to the end) and snapshot the cluster.
 
@@ -39,7 +40,7 @@ def simulate_snapshot(
         until = at if scenario.until is None else min(at, scenario.until)
         scenario = dataclasses.replace(scenario, until=until)
     scenario.check_memory()
-    run = Run(scenario, scenario.seed if seed is None else seed)
+    run = Run(scenario, scenario.seed if seed is None else seed, clock=clock)
     result = run.run()
     return result, snapshot_of(run)
 
