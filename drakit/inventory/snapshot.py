@@ -17,9 +17,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from drakit.model.kinds import DEFAULT_NAMESPACE, NAMESPACED
+
+if TYPE_CHECKING:
+    from drakit.model.load import Bundle
 
 Obj = Mapping[str, Any]
 
@@ -157,7 +160,7 @@ class ClusterSnapshot:
         )
 
     @classmethod
-    def from_bundle(cls, bundle: Any, *, provenance: Provenance | None = None, as_given: bool = False) -> ClusterSnapshot:
+    def from_bundle(cls, bundle: Bundle, *, provenance: Provenance | None = None, as_given: bool = False) -> ClusterSnapshot:
         """A loaded :class:`drakit.model.load.Bundle`, in input order.
 
         The strict loader accepted each document exactly as written, so its parsed dict *is* the
