@@ -7,6 +7,7 @@ exact lines ``drakit validate`` prints (exit 1) instead of being answered on.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -21,10 +22,15 @@ from drakit.model.load import Document, Entry, LocatedRef, errors_from_validatio
 
 
 def refuse_invalid(entries: Iterable[Any], features: Features) -> None:
-    """Raise :class:`InvalidInput` with ``validate``'s problems if any object is invalid."""
+    """Raise :class:`InvalidInput` with ``validate``'s problems if any object is invalid.
+
+    ``validate``'s warnings (a field its feature gate would drop) go to stderr as it prints them.
+    """
     report = validate_report(entries, features)
     if report.errors:
         raise InvalidInput(list(report.errors))
+    for w in report.warnings:
+        print(f"Warning: {w}", file=sys.stderr)
 
 
 def refuse_invalid_documents(docs: Iterable[Document], features: Features) -> None:

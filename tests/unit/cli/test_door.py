@@ -108,3 +108,12 @@ def test_allocate_as_given_feeds_the_allocator_like_upstreams_tables(tmp_path: P
     assert drakit("allocate", "-f", str(f))[0] == 1
     code, out, _ = drakit("allocate", "--as-given", "-f", str(f))
     assert (code, out.splitlines()[0]) == (4, "error: claim c, request r: missing device class name (unsupported request type?)")
+
+
+def test_gate_warnings_reach_stderr_as_validate_prints_them(tmp_path: Path) -> None:
+    f = write(tmp_path, [*BASE, claim("c", exact("r", adminAccess=True))])
+    gates = ("--feature-gates", "DRAAdminAccess=false")
+    _, _, want = drakit("validate", "-f", str(f), *gates)
+    assert want.startswith("Warning: ") and "field dropped" in want
+    _, _, err = drakit("allocate", "-f", str(f), *gates)
+    assert err.startswith(want)
