@@ -57,7 +57,7 @@ def snapshot_of(run: Run) -> ClusterSnapshot:
     for p in run.pods:
         if p.phase == "Running" and p.duration is not None and p.bound_at is not None:
             for claim in _claim_names(p):
-                key = f"{p.namespace}/{claim}"
+                key = str(ObjectKey("ResourceClaim", p.namespace, claim))
                 expected[key] = max(expected.get(key, 0.0), p.bound_at + p.duration)
     objects: list[Obj] = [
         *(n.obj for n in run.cluster.nodes),

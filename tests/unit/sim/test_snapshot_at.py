@@ -124,3 +124,37 @@ def test_bad_snapshot_time_is_a_usage_error(value: str, needle: str) -> None:
     code, out, err = drakit("simulate", str(AGREEMENT), "--snapshot-at", value)
     assert (code, out) == (2, "")
     assert needle in err and len(err.splitlines()) == 1
+
+
+def test_in_memory_snapshot_carries_the_expected_release_to_explain() -> None:
+    """The simulator's seam: explain on its snapshot says when the holder's devices come back."""
+    from drakit.sim import parse_scenario
+
+    scenario = parse_scenario(
+        """
+apiVersion: drakit.dev/v1alpha1
+kind: Scenario
+metadata: {name: release}
+spec:
+  deviceClasses: [gpu.nvidia.com]
+  nodes: [{count: 1, template: a10g-4x, namePrefix: a10g-}]
+  workloads:
+    - {name: first, start: 0, duration: 600, resourceClaims: [{name: gpus, resourceClaimTemplateName: four}]}
+    - {name: second, start: 10, resourceClaims: [{name: gpus, resourceClaimTemplateName: four}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: four, namespace: default}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpus, exactly: {deviceClassName: gpu.nvidia.com, count: 4}}]
+""",
+        "release.yaml",
+    )
+    _, snap = simulate_snapshot(scenario, at=20.0)
+    d = diagnose(snap, "pod", "second", "default")
+    (holder,) = d.holders
+    assert (holder.expected_release, snap.expected_release[holder.claim]) == (600.0, 600.0)
+    assert d.scheduler.startswith("0/1 nodes are available")
+    assert "580s" in d.fix, d.fix
