@@ -104,6 +104,8 @@ TYPE_IDENTS: dict[str, CelType] = {
     "type": T.type_of(T.TYPE),
     "google.protobuf.Duration": T.type_of(T.DURATION),
     "google.protobuf.Timestamp": T.type_of(T.TIMESTAMP),
+    "net.IP": T.type_of(T.IP),  # registered with cel.Types by the IP/CIDR libraries
+    "net.CIDR": T.type_of(T.CIDR),
 }
 
 
@@ -416,7 +418,10 @@ class Checker:
         if t.kind == T.MAP_K:
             return t.params[1]
         if t.kind == T.STRUCT_K:
-            fields = self.env.structs.get(t.name, {})
+            fields = self.env.structs.get(t.name)
+            if fields is None:  # a library's object type without a field schema
+                self.error(e, f"unexpected failed resolution of '{t.name}'")
+                return T.ERROR
             if name not in fields:
                 self.error(e, f"undefined field '{name}'")
                 return T.ERROR
