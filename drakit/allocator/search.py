@@ -27,10 +27,10 @@ from drakit.allocator import cel
 from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
 from drakit.allocator.inventory import CapacityEntry, Device, Inventory, NodePools, Pool, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of, quantity_sum
+from drakit.allocator.trace import Trace
 from drakit.errors import AllocationError
-from drakit.explain.reasons import ReasonCode
-from drakit.explain.trace import Trace
 from drakit.features import Features
+from drakit.outcomes import ReasonCode
 from drakit.quantity import Format, Quantity
 
 MAX_RESULTS = 32  # resourceapi.AllocationResultsMaxSize

@@ -36,7 +36,8 @@ from drakit.selectors.parser import (
     render_error,
 )
 from drakit.selectors.types import CelError, CelRuntimeError, CelType, CostLimitExceeded, EvalError
-from drakit.selectors.values import bool_conversion_message
+from drakit.selectors.validators import validate
+from drakit.selectors.values import bool_conversion_message, type_name
 
 ENVIRONMENTS = ("stored", "new")
 _ENV_ALIASES = {"stored": "stored", "new": "new", "StoredExpressions": "stored", "NewExpressions": "new"}
@@ -107,7 +108,7 @@ class CompiledSelector:
         assert prog is not None
         try:
             if device is None:
-                device = _EMPTY_VIEW
+                device = EMPTY_VIEW
             frame = Frame(device.vars(self._lists), prog.nslots, prog.limit)
             if prog.deep:
                 with deep_recursion():
@@ -175,6 +176,7 @@ def compile_uncached(expression: str, key: EnvKey, *, require_bool: bool = True)
         env = build_env(key)
         try:
             checked, errors = check(env, parsed)
+            errors = errors or validate(checked)
         except RecursionError:
             return _fail(expression, "compilation failed: expression too deeply nested", env_name)
         if errors:
@@ -218,49 +220,7 @@ def _plan(checked: CheckedExpr, estimated: int, root: Any) -> Program:
     return prog
 
 
-_EMPTY_VIEW = device_view("", {})
-
-
-EVAL_MODES = ("auto", "selector", "value")
-
-
-def evaluate_expression(
-    expression: str,
-    device: DeviceView | None = None,
-    *,
-    environment: str = "stored",
-    features: Features | None = None,
-    mode: str = "value",
-) -> CelValueResult:
-    """Compile and evaluate an expression (``drakit cel eval``).
-
-    ``selector`` is what the scheduler does with a device selector: the selector compiler
-    (bool or the attribute type required) and a result that must be a bool.  ``value``
-    accepts any result type.  ``auto`` is ``selector`` unless the selector compiler refuses
-    the expression only for its result type, as the oracle's ``--mode auto`` decides.
-    """
-    from drakit.selectors.cache import compile_any, compile_selector
-
-    if mode not in EVAL_MODES:
-        raise ValueError(f"mode must be one of {', '.join(EVAL_MODES)}, got {mode!r}")
-    if mode != "value":
-        selector = compile_selector(expression, environment=environment, features=features)
-        if selector.error is None:
-            try:
-                matched = selector.evaluate(device if device is not None else _EMPTY_VIEW)
-            except CelRuntimeError as e:
-                return CelValueResult(error=e, mode="selector", cost_estimate=selector.cost_estimate)
-            return CelValueResult(matched, "bool", None, "selector", selector.cost_estimate)
-        if mode == "selector" or not selector.error.message.startswith("must evaluate to "):
-            return CelValueResult(error=selector.error, mode="selector")
-    compiled = compile_any(expression, environment=environment, features=features)
-    if compiled.error is not None:
-        return CelValueResult(error=compiled.error)
-    try:
-        value = compiled.evaluate_value(device)
-    except CelRuntimeError as e:
-        return CelValueResult(error=e, cost_estimate=compiled.cost_estimate)
-    return CelValueResult(value, result_type_name(value), None, "value", compiled.cost_estimate)
+EMPTY_VIEW = device_view("", {})
 
 
 _SHORT_TYPES = {"kubernetes.Quantity": "quantity", "kubernetes.Semver": "semver"}
@@ -268,7 +228,5 @@ _SHORT_TYPES = {"kubernetes.Quantity": "quantity", "kubernetes.Semver": "semver"
 
 def result_type_name(value: Any) -> str:
     """The type name reported for results: CEL's, with ``quantity``/``semver`` shortened."""
-    from drakit.selectors.values import type_name
-
     name = type_name(value)
     return _SHORT_TYPES.get(name, name)

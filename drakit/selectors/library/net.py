@@ -10,10 +10,10 @@ arithmetic, as in netip.
 
 from __future__ import annotations
 
+from drakit.gostr import quote as go_quote
 from drakit.selectors import types as T
 from drakit.selectors.checker import Env
 from drakit.selectors.library import fn
-from drakit.selectors.library.formatting import go_quote
 from drakit.selectors.types import EvalError, LibValue
 
 _V4_IN_V6 = 0xFFFF << 32

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from drakit.gostr import quote as go_quote
 from drakit.selectors import types as T
 from drakit.selectors.checker import Env
 from drakit.selectors.library import fn
-from drakit.selectors.library.formatting import go_quote
 from drakit.selectors.library.net import _parse_addr, _ParseError
 from drakit.selectors.types import EvalError, LibValue
 
