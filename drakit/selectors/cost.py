@@ -361,8 +361,9 @@ class Coster:
         if e.function == "dyn" and len(e.args) == 1 and e.target is None:
             s = ONE.add(self.cost(e.args[0]))
             a = e.args[0]
-            if a.id in self.sizes:
-                self.sizes[e.id] = self.sizes[a.id]
+            computed = self.computed(a)
+            if computed is not None:
+                self.sizes[e.id] = computed
             if a.id in self.paths:
                 self.paths[e.id] = self.paths[a.id]
             return s
