@@ -1212,7 +1212,167 @@ ORACLE_FORMAT = [
 ]
 
 
-@pytest.mark.parametrize(("expr", "want"), ORACLE_URL_DOC_EXAMPLES + ORACLE_URL + ORACLE_NET + ORACLE_FORMAT)
+# cel-go's static check of literal string.format calls, including the library types (which
+# no clause accepts).
+ORACLE_STRING_FORMAT = [
+    pytest.param(
+        '"%d".format(["x"]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:14: error during formatting: decimal clause can only be used on integers, was given string\n | "%d".format(["x"]) == ""\n | .............^',
+        ),
+    ),
+    pytest.param(
+        '"%s %s".format([1]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:15: index 1 out of range\n | "%s %s".format([1]) == ""\n | ..............^',
+        ),
+    ),
+    pytest.param(
+        '"%s".format([1, 2]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:12: too many arguments supplied to string.format (expected 1, got 2)\n | "%s".format([1, 2]) == ""\n | ...........^',
+        ),
+    ),
+    pytest.param(
+        '"%x".format([1.5]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:14: error during formatting: only integers, byte buffers, and strings can be formatted as hex, was given double\n | "%x".format([1.5]) == ""\n | .............^',
+        ),
+    ),
+    pytest.param(
+        '"%f".format([1]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:14: error during formatting: fixed-point clause can only be used on doubles, was given int\n | "%f".format([1]) == ""\n | .............^',
+        ),
+    ),
+    pytest.param(
+        '"%e".format([true]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:14: error during formatting: scientific clause can only be used on doubles, was given bool\n | "%e".format([true]) == ""\n | .............^',
+        ),
+    ),
+    pytest.param(
+        '"%b".format(["a"]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:14: error during formatting: only integers and bools can be formatted as binary, was given string\n | "%b".format(["a"]) == ""\n | .............^',
+        ),
+    ),
+    pytest.param(
+        '"%o".format([1.5]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:14: error during formatting: octal clause can only be used on integers, was given double\n | "%o".format([1.5]) == ""\n | .............^',
+        ),
+    ),
+    pytest.param(
+        '"%s".format([ip("1.2.3.4")]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:16: error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given net.IP\n | "%s".format([ip("1.2.3.4")]) == ""\n | ...............^',
+        ),
+    ),
+    pytest.param(
+        '"%s".format([[ip("1.2.3.4")]]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:17: error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given net.IP\n | "%s".format([[ip("1.2.3.4")]]) == ""\n | ................^',
+        ),
+    ),
+    pytest.param(
+        '"%s".format([{1: ip("1.2.3.4")}]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:20: error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given net.IP\n | "%s".format([{1: ip("1.2.3.4")}]) == ""\n | ...................^',
+        ),
+    ),
+    pytest.param(
+        '"%s".format([quantity("1")]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:22: error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given kubernetes.Quantity\n | "%s".format([quantity("1")]) == ""\n | .....................^',
+        ),
+    ),
+    pytest.param(
+        '"%z".format([1]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:12: could not parse formatting clause: unrecognized formatting clause "z"\n | "%z".format([1]) == ""\n | ...........^',
+        ),
+    ),
+    pytest.param(
+        '"%".format([1]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:11: unexpected end of string\n | "%".format([1]) == ""\n | ..........^',
+        ),
+    ),
+    pytest.param(
+        '"%.3".format([1.0]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:13: could not parse formatting clause: error while parsing precision: could not find end of precision specifier\n | "%.3".format([1.0]) == ""\n | ............^',
+        ),
+    ),
+    pytest.param(
+        '"%.f".format([1.0]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:13: could not parse formatting clause: error while parsing precision: error while converting precision to integer: strconv.Atoi: parsing "": invalid syntax\n | "%.f".format([1.0]) == ""\n | ............^',
+        ),
+    ),
+    pytest.param(
+        '"%d %d".format([1, "x"]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:20: error during formatting: decimal clause can only be used on integers, was given string\n | "%d %d".format([1, "x"]) == ""\n | ...................^',
+        ),
+    ),
+    pytest.param('"%s".format([dyn(1)]) == ""', ("value", False, "bool")),
+    pytest.param(
+        '"%d".format([optional.of(1)]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:25: error during formatting: decimal clause can only be used on integers, was given optional_type\n | "%d".format([optional.of(1)]) == ""\n | ........................^',
+        ),
+    ),
+    pytest.param('"%s".format([null]) == ""', ("value", False, "bool")),
+    pytest.param(
+        '"%s".format([url("/a")]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:17: error during formatting: string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps, was given kubernetes.URL\n | "%s".format([url("/a")]) == ""\n | ................^',
+        ),
+    ),
+    pytest.param('"abc".format([]) == "abc"', ("value", True, "bool")),
+    pytest.param(
+        '"%%".format([1]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:12: too many arguments supplied to string.format (expected 0, got 1)\n | "%%".format([1]) == ""\n | ...........^',
+        ),
+    ),
+    pytest.param('"%.200f".format([1.0]) == ""', ("value", False, "bool")),
+    pytest.param('"%.101f".format([1.0]) == ""', ("value", False, "bool")),
+    pytest.param(
+        '"%s".format([duration("1s"), 1]) == ""',
+        (
+            "compile",
+            'compilation failed: ERROR: <input>:1:12: too many arguments supplied to string.format (expected 1, got 2)\n | "%s".format([duration("1s"), 1]) == ""\n | ...........^',
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("expr", "want"), ORACLE_URL_DOC_EXAMPLES + ORACLE_URL + ORACLE_NET + ORACLE_FORMAT + ORACLE_STRING_FORMAT
+)
 def test_recorded_upstream_answers(expr: str, want: tuple[Any, ...]) -> None:
     got = outcome(expr)
     if want[0] == "compile":
