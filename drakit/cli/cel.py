@@ -13,6 +13,10 @@ Values are rendered with CEL's JSON conversion (cel-go ``ConvertToNative`` to
 durations and timestamps as CEL's ``string()`` of them (``"3600s"``, RFC 3339).  Values CEL
 cannot convert to JSON print as their CEL string form: quantities, semvers, IPs, CIDRs, URLs,
 format names, type values; an absent optional prints as null, a present one as its value.
+This differs from the oracle's debug print (Go's ``%v``) only where that print is not JSON
+conversion: ``"+Inf"`` for Infinity, Go durations (``1h0m0s``) and times
+(``2020-01-01 00:00:00 +0000 UTC``), integers as numbers at any size, optionals unwrapped,
+named formats as Go structs.
 """
 
 from __future__ import annotations
