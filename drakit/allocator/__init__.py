@@ -10,6 +10,6 @@ See ``README.md`` in this package for which upstream version each behaviour foll
 
 from drakit.allocator.inventory import Inventory
 from drakit.allocator.search import AllocationOutcome, SearchStats, allocate
-from drakit.allocator.state import AllocatedState
+from drakit.allocator.state import AllocatedState, has_allocation
 
-__all__ = ["AllocatedState", "AllocationOutcome", "Inventory", "SearchStats", "allocate"]
+__all__ = ["AllocatedState", "AllocationOutcome", "Inventory", "SearchStats", "allocate", "has_allocation"]
