@@ -178,14 +178,21 @@ def cap_present(driver: str, key: str) -> str:
     return f"{cel_string(name)} in device.capacity[{cel_string(domain)}]"
 
 
+def _selected_types(schema: DriverSchema) -> tuple[str, ...]:
+    """The device types a compiled selector admits: its type clause comes first."""
+    return (schema.device_type[1],) if schema.device_type else ()
+
+
 def _attr_clause(schema: DriverSchema, key: str, test: str) -> str:
-    spec = schema.attribute(key)
-    return test if spec is not None and spec.required else f"{attr_present(schema.driver, key)} && {test}"
+    if schema.always_published("attributes", key, _selected_types(schema)):
+        return test
+    return f"{attr_present(schema.driver, key)} && {test}"
 
 
 def _cap_clause(schema: DriverSchema, key: str, test: str) -> str:
-    spec = schema.capacity(key)
-    return test if spec is not None and spec.required else f"{cap_present(schema.driver, key)} && {test}"
+    if schema.always_published("capacity", key, _selected_types(schema)):
+        return test
+    return f"{cap_present(schema.driver, key)} && {test}"
 
 
 # --- compile -----------------------------------------------------------------------------------
