@@ -108,7 +108,7 @@ class DriverSchema:
         spec = self.attribute(key) if space == "attributes" else self.capacity(key)
         if spec is None:
             return False
-        return spec.required or (bool(types) and set(types) <= spec.on)
+        return spec.required or (bool(types) and set(types or ()) <= spec.on)
 
     def removed_key(self, key: str) -> SchemaChange | None:
         domain, name = split_key(key, self.driver)
