@@ -135,6 +135,9 @@ def measure(
                 break
         if problems:
             kind = _kind(base, other)
+            names = [o["metadata"]["name"] for o in objects if o["kind"] == "ResourceSlice"]
+            if len(set(names)) != len(names):
+                kind = "[slices sharing a name] " + kind  # unstorable: one name per slice in a cluster
             kinds[kind] += 1
             first.setdefault(kind, i)
     return kinds, first
