@@ -171,6 +171,28 @@ def _field_matches(req: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
     return (have == str(values[0])) == (req.get("operator") == "In")
 
 
+# id(selector) -> (selector, its terms that parse).  Validating a term costs ten times matching
+# it, and the allocator and explain match the same published selectors against every node.
+# The selector is kept alive with its entry so that its id cannot be reused; published objects
+# are never modified (the allocator's inputs are read-only).
+_PARSED: dict[int, tuple[Mapping[str, Any], list[Mapping[str, Any]]]] = {}
+
+
+def _parsed_terms(selector: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    hit = _PARSED.get(id(selector))
+    if hit is not None and hit[0] is selector:
+        return hit[1]
+    terms = [
+        t
+        for i, t in enumerate(selector.get("nodeSelectorTerms") or [])
+        if isinstance(t, Mapping) and not _is_empty(t) and not _term_errors(t, i)
+    ]
+    if len(_PARSED) >= 4096:
+        _PARSED.clear()
+    _PARSED[id(selector)] = (selector, terms)
+    return terms
+
+
 def matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
     """Whether ``node`` satisfies ``selector``; a term that does not parse matches nothing (the lazy selector)."""
     if not selector:
@@ -179,9 +201,7 @@ def matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool
     labels = meta.get("labels") or {}
     name = str(meta.get("name") or "")
     fields = {"metadata.name": name} if name else {}
-    for i, term in enumerate(selector.get("nodeSelectorTerms") or []):
-        if _is_empty(term) or _term_errors(term, i):
-            continue
+    for term in _parsed_terms(selector):
         exprs = term.get("matchExpressions") or []
         if exprs and not all(_label_matches(r, labels) for r in exprs):
             continue
