@@ -205,8 +205,8 @@ def _check_reads(sel: _Selector, learned: Mapping[str, DriverSchema]) -> list[Fi
             continue
         if not schema.always_published(space, lookup, sel.types) and (space, domain, key) not in guards:
             guard = f"'{key}' in device.{space}['{domain}'] && ..."
-            if spec.on and not sel.types:
-                devices = "/".join(sorted(set(schema.device_types) - spec.on)) or "some"
+            if spec.on:
+                devices = "/".join(sorted(set(sel.types or schema.device_types) - spec.on)) or "some"
                 where = (f"{ref} is not published on {devices} devices of {schema.ref} (only on "
                          f"{'/'.join(sorted(spec.on))}); a selector not restricted to those")
                 guard = f"select {schema.device_type[0] if schema.device_type else 'the device type'} first, or {guard}"
@@ -317,7 +317,7 @@ def lint_documents(docs: Sequence[Document], *, profile_classes: Iterable[str] =
         findings += _near_misses(sel, learned, inventory_memory)
 
     for name, doc in classes.items():
-        if name not in used and not any(name == s[-1].default_class for s in DRIVERS.values()):
+        if name not in used and not any(name == s[-1].default_class or name in s[-1].class_types for s in DRIVERS.values()):
             findings.append(Finding("DK005", "warning", doc.loc(("metadata", "name")), _name(doc), "metadata.name",
                                     "no claim, template or profile uses this class",
                                     "delete it, or reference it from a profile"))
