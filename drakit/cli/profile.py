@@ -52,7 +52,7 @@ def compile_cmd(
 
 @profile_app.command("apply-to")
 def apply_to_cmd(
-    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, Deployment, Polyaxon operation), or -.")],
+    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, CronJob, Deployment, JobSet, Kubeflow job, RayJob, Polyaxon operation), or -.")],
     profile: Annotated[str, typer.Option("--profile", "-p", help="Profile file or bundled profile name.")],
     driver: DriverOpt = None,
     namespace: Annotated[str | None, typer.Option("--namespace", "-n")] = None,
