@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import yaml
 
 from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
 from drakit.errors import InvalidInput, UsageError
@@ -53,7 +54,7 @@ def compile_cmd(
 
 @profile_app.command("apply-to")
 def apply_to_cmd(
-    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, Deployment, Polyaxon operation), or -.")],
+    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, CronJob, Deployment, JobSet, Kubeflow job, RayJob, Polyaxon operation), or -.")],
     profile: Annotated[str, typer.Option("--profile", "-p", help="Profile file or bundled profile name.")],
     driver: DriverOpt = None,
     namespace: Annotated[str | None, typer.Option("--namespace", "-n")] = None,
@@ -62,24 +63,34 @@ def apply_to_cmd(
     in_place: Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite MANIFEST instead of printing.")] = False,
 ) -> None:
     """Merge the profile's claim and pod settings into workloads; every other byte stays as it was."""
-    from drakit.profiles.apply import apply_fragment
+    from drakit.profiles.apply import apply_fragment, claims_for_workloads
     from drakit.profiles.render import to_yaml
 
     compiled = _compiled([profile], driver, namespace)
     if len(compiled) != 1:
         raise UsageError(f"--profile {profile} names {len(compiled)} profiles; apply one at a time")
     cp = compiled[0]
-    text = _read(manifest)
-    extra = to_yaml([cp.device_class, cp.claim]) if include_objects else ""
-    result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest, extra_documents=extra)
+    text, syntax = _read(manifest)
+    try:
+        result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest)
+    except (yaml.YAMLError, RecursionError):  # what the splicer's own messages do not cover
+        raise InvalidInput(syntax or f"{manifest}: not YAML") from None
     for note in result.notes:
         print(f"Warning: {note}", file=sys.stderr)
     if not result.changed:
-        raise InvalidInput(f"{manifest}: no Pod, Job, Deployment, StatefulSet, ReplicaSet, DaemonSet or Polyaxon operation found")
+        raise InvalidInput(f"{manifest}: no workload found (Pod, Job, CronJob, Deployment, StatefulSet, ReplicaSet, "
+                           "DaemonSet, JobSet, Kubeflow training job, RayJob, RayCluster or Polyaxon operation)")
+    out = result.text
+    if include_objects:
+        claims = claims_for_workloads(cp.claim, result.namespaces, namespace, manifest)
+        out += ("" if not out or out.endswith("\n") else "\n") + "---\n" + to_yaml([cp.device_class, *claims])
     if in_place and manifest != "-":
-        Path(manifest).write_text(result.text, encoding="utf-8")
+        try:
+            Path(manifest).write_text(out, encoding="utf-8")
+        except OSError as e:
+            raise InvalidInput(f"{manifest}: cannot rewrite in place: {e.strerror}") from None
     else:
-        sys.stdout.write(result.text)
+        sys.stdout.write(out)
 
 
 @profile_app.command("eligible")
@@ -90,12 +101,13 @@ def eligible_cmd(
     output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
 ) -> None:
     """Per profile: qualifying devices by product and node, excluded devices with the reason."""
-    from drakit.profiles.eligibility import eligibility, wire_objects
-    from drakit.sources import load_bundle
+    from drakit.cli.door import open_snapshot
+    from drakit.features import Features
+    from drakit.profiles.eligibility import eligibility
 
     compiled = _compiled(profiles, driver, None)
-    objects = wire_objects(load_bundle(filename))
-    results = [eligibility(cp, objects) for cp in compiled]
+    snapshot = open_snapshot(filename, Features.for_version())
+    results = [eligibility(cp, snapshot.slices) for cp in compiled]
     if output == Output.text:
         print("\n\n".join(r.render_text() for r in results))
     else:
@@ -104,9 +116,12 @@ def eligible_cmd(
     raise typer.Exit(EXIT_UNSATISFIABLE if none else EXIT_OK)
 
 
-def _read(path: str) -> str:
+def _read(path: str) -> tuple[str, str]:
     """The manifest's text through the one bounded reader, checked by the strict decoder first:
-    the splicing below composes the text again and must only ever see what kubectl would read."""
+    the splicing composes the text again and must only ever see what kubectl would read.
+
+    Returns the text and the decoder's syntax errors, which are left to the splicer (its
+    messages point at the column) unless it fails on them too."""
     from drakit.model.codec import Problem
     from drakit.model.load import decode_documents, source_problem
     from drakit.sources import ReadError, parse_text, read_one, split_lists
@@ -116,13 +131,18 @@ def _read(path: str) -> str:
     except ReadError as e:
         raise InvalidInput(str(e)) from None
     docs, problems = parse_text(path, text)
+    # Plain syntax errors are left to the splicer, whose messages point at the column; what
+    # only the strict decoder refuses (duplicate keys, aliases, nesting, numbers) stops here.
+    refused = [p for p in problems if not p.message.startswith("error parsing YAML") or "nesting depth" in p.message]
+    if refused:
+        raise InvalidInput("\n".join(str(p) for p in refused))
     if problems:
-        raise InvalidInput("\n".join(str(p) for p in problems))
+        return text, "\n".join(str(p) for p in problems)
     listed: list[Problem] = []
     _, typed = decode_documents(split_lists(docs, listed))
     if typed or listed:  # kinds drakit types and the pod templates of workloads must be valid
         raise InvalidInput([*(source_problem(p) for p in listed), *typed])
-    return text
+    return text, ""
 
 
 def register(app: typer.Typer) -> None:

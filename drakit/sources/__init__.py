@@ -176,7 +176,11 @@ def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileS
     if not texts:
         return pset
     if not pset.given and not select:
-        raise InvalidInput(f"{', '.join(paths)}: no capability profile (apiVersion drakit.dev/...) found")
+        from drakit.profiles.model import API_VERSION, KIND
+
+        # Not "every bundled profile": the user named files, and none holds a profile.
+        raise InvalidInput(f"{', '.join(t.name for t in inputs.texts)}: no Profile documents "
+                           f"(apiVersion: {API_VERSION}, kind: {KIND})")
     return ProfileSet(pset.profiles, tuple(dict.fromkeys([*pset.given, *select])))
 
 
