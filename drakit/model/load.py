@@ -39,7 +39,7 @@ from drakit.model.node import Node
 from drakit.model.pod import Pod
 from drakit.model.slice import ResourceSlice
 from drakit.model.taintrule import DeviceTaintRule
-from drakit.model.workloads import Triage, triage
+from drakit.model.workloads import WORKLOAD_KINDS, Triage, triage
 
 __all__ = ["Bundle", "Document", "Entry", "LocatedRef", "SourceProblem", "collector_paused", "decode_documents",
            "source_problem"]
@@ -407,8 +407,6 @@ def decode_documents(
 
 
 def _skip_reason(kind: str) -> str:
-    from drakit.model.workloads import WORKLOAD_KINDS
-
     if kind in WORKLOAD_KINDS:
         return "not a DRA kind; its pod template was checked and is offered as a pod"
     return "not a kind drakit reads"
