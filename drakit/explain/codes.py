@@ -83,6 +83,7 @@ class ExplainCode(StrEnum):
     ALLOCATION_TIMEOUT = "AllocationTimeout"
     ALLOCATION_ERROR = "AllocationError"
     FITS = "Fits"
+    FITS_WITHOUT_CONSTRAINT = "FitsWithoutConstraint"  # the what-if beside a constraint that fails
     # after allocation (kubelet, binding conditions)
     PREPARE_FAILED = "PrepareFailed"
     DRIVER_NOT_REGISTERED = "DriverNotRegistered"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +87,7 @@ class _Ctx:
     partial: Partial | None = None
     nodes: NodeSummary | None = None
     placement: str = ""
+    from_template: bool = False  # a claim is analysed as the claim controller would create it
 
     def add(
         self,
@@ -289,13 +291,18 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
                 hard = True
                 continue
             synthesized = _claim_from_template(pod, pc_name, template)
+            # A pod read from a cluster (it has a creationTimestamp) whose claim is still
+            # missing waits for the controller; manifests never contain generated claims, so
+            # there the claim is simply analysed as the controller would create it.
+            observed = bool((pod.get("metadata") or {}).get("creationTimestamp"))
             ctx.add(
                 ExplainCode.CLAIM_NOT_CREATED,
                 f"pod claim {pc_name}: ResourceClaim not created yet (from template {tname}); analysed as if created",
-                Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
+                Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM, blocking=observed,
                 hint="the claim controller creates it; if it never appears, check kube-controller-manager",
                 claim=key_of(synthesized),
             )
+            ctx.from_template = True
             out.append(_Claim(pc_name, key_of(synthesized), synthesized, generated=True, synthesized=True))
         else:
             ctx.add(
@@ -629,7 +636,11 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
             per_request.append((c, results))
     if _static_shortfalls(ctx, per_request, usable):
         return
-    if _dynamic_shortfalls(ctx, per_request, usable, index) or not usable:
+    marker = len(ctx.blockers)
+    if _dynamic_shortfalls(ctx, per_request, usable, index):
+        _never_after_release(ctx, pending, per_request, usable, marker)
+        return
+    if not usable:
         return
     _run_allocator(ctx, pending, per_request, usable, index)
 
@@ -834,7 +845,7 @@ def _dynamic_shortfalls(
         if len(fr.available) >= needed:
             node_max, node = _per_node_max(fr.available, usable)
             if fr.in_use:
-                _holders(ctx, fr, index)  # who keeps the other devices on those nodes busy
+                _holders(ctx, fr.in_use, index)  # who keeps the other devices on those nodes busy
             ctx.add(
                 ExplainCode.DEVICES_IN_USE,
                 f"{chain}: {len(fr.available)} matching devices are free, but at most {node_max} on one node"
@@ -844,7 +855,7 @@ def _dynamic_shortfalls(
                 claim=c.key, request=f.request, free=len(fr.available), perNodeMax=node_max, needed=needed,
             )
         elif fr.in_use:
-            _holders(ctx, fr, index)
+            _holders(ctx, fr.in_use, index)
             starved = f", {len(fr.counter_blocked)} lack shared counters" if fr.counter_blocked else ""
             ctx.add(
                 ExplainCode.DEVICES_IN_USE,
@@ -876,11 +887,39 @@ def _dynamic_shortfalls(
     return blocked
 
 
-def _holders(ctx: _Ctx, fr: FunnelResult, index: ClusterIndex) -> None:
+def _never_after_release(
+    ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj],
+    marker: int,
+) -> None:
+    """Devices in use, but the claims' constraints would fail even with every device free: never.
+
+    Waiting for the holders would not help, so their findings stay as evidence only.
+    """
+    constrained = [c for c in pending if c.obj is not None and ((c.obj.get("spec") or {}).get("devices") or {}).get("constraints")]
+    if not constrained or _fits_when_empty(ctx, pending, per_request, usable):
+        return
+    del ctx.blockers[marker:]
+    ctx.holders = []
+    c = constrained[0]
+    assert c.obj is not None
+    con = ((c.obj.get("spec") or {}).get("devices") or {}).get("constraints") or [{}]
+    desc = next((f"{k} {v}" for k, v in con[0].items() if k != "requests"), "a claim constraint")
+    ctx.add(
+        ExplainCode.CONSTRAINTS_UNSATISFIABLE,
+        f"claim {c.key}: {desc} cannot hold for the requested devices together on any node, even with every"
+        " device free (waiting for the devices in use would not help)",
+        Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION,
+        hint="relax the constraint or request fewer devices; this topology does not exist on any node",
+        claim=c.key,
+    )
+
+
+def _holders(ctx: _Ctx, in_use: Sequence[Device], index: ClusterIndex) -> None:
+    """The claims holding ``in_use``, soonest expected back first."""
     # Count per claim object first (a claim holds many devices), then name each claim once.
     per_claim: dict[int, list[Any]] = {}  # id(claim) -> [claim, devices held, last position seen]
     pos = 0
-    for d in fr.in_use:
+    for d in dict.fromkeys(in_use):
         for cl in index.holders(d.key):
             pos += 1
             entry = per_claim.get(id(cl))
@@ -980,9 +1019,7 @@ def _run_allocator(
     inv.state = index.allocated_state({(s.driver, s.pool) for s in inv.slices})
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     first_failure: tuple[str, Trace, str, str] | None = None
-    tried = 0
     for name in tried_nodes:
-        tried += 1
         out = allocate(
             node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
             timeout=ctx.timeout, inventory=inv,
@@ -998,7 +1035,9 @@ def _run_allocator(
             ctx.placement = name
             ctx.add(
                 ExplainCode.FITS,
-                f"the allocator finds devices for every claim on node {name}",
+                f"would fit on node {name} (the claim controller creates the claim)"
+                if ctx.from_template
+                else f"the allocator finds devices for every claim on node {name}",
                 Stage.DEVICES, Verdict.OK, Owner.PLATFORM, blocking=False,
                 placed=[f"{r['request']}: {r['driver']}/{r['pool']}/{r['device']}" for a in out.results for r in a["devices"]["results"]],
             )
@@ -1020,22 +1059,8 @@ def _run_allocator(
     codes = trace.codes()
     constraint = [r for r in trace.reasons if r.code in (ReasonCode.CONSTRAINT_MISMATCH, ReasonCode.MISSING_ATTRIBUTE)]
     if constraint:
-        never = _fails_when_empty(ctx, pending, usable, tried_nodes, slices)
-        first = constraint[0]
+        _constraint_failure(ctx, pending, per_request, usable, index, constraint[0], tried_nodes, inv)
         ctx.partial = _partial(ctx, pending, by_name[node], inv)
-        desc = str(first.detail.get("constraint") or "a claim constraint")
-        ctx.add(
-            ExplainCode.CONSTRAINTS_UNSATISFIABLE,
-            f"claim {first.claim}: enough devices match, but {desc} cannot hold for all of them together"
-            f" on any of {tried} node(s) tried" + (" (even with every device free)" if never else ""),
-            Stage.DEVICES, Verdict.NEVER if never else Verdict.WAITING, Owner.APPLICATION if never else Owner.PLATFORM,
-            hint=(
-                "relax the constraint or request fewer devices; this topology does not exist on any node"
-                if never
-                else "wait for devices that satisfy the constraint together to be freed"
-            ),
-            claim=first.claim, request=first.request, example=first.message,
-        )
         return
     for code, verdict in (
         (ReasonCode.COUNTERS_EXHAUSTED, Verdict.WAITING),
@@ -1072,19 +1097,130 @@ def _slices_for(inp: ExplainInput, nodes: Sequence[str]) -> list[Obj]:
     return [s for pid, s in keyed if pid in pools]
 
 
-def _fails_when_empty(
-    ctx: _Ctx, pending: list[_Claim], usable: list[Obj], nodes: list[str], slices: Sequence[Obj]
-) -> bool:
-    """Would the claims fail on these nodes even if nothing were allocated?"""
-    empty = Inventory(slices, ctx.inp.classes)
+def _constraint_failure(
+    ctx: _Ctx,
+    pending: list[_Claim],
+    per_request: list[tuple[_Claim, list[FunnelResult]]],
+    usable: list[Obj],
+    index: ClusterIndex,
+    first: Any,
+    tried: list[str],
+    inv: Inventory,
+) -> None:
+    """Constraints fail on the nodes with free devices: never, or waiting for a busy node?
+
+    "Never" only when no usable node holding enough matching devices fits with every device
+    free; otherwise the pod waits for the holders on the nodes that would fit.  The what-if
+    (the claims without their constraints, on the nodes tried, as things are now) tells the
+    user what the constraint costs.
+    """
+    desc = str(first.detail.get("constraint") or "a claim constraint")
+    topology = _fits_when_empty(ctx, pending, per_request, usable)
+    loose = _fits_without_constraints(ctx, pending, usable, tried, inv)
+    if loose:
+        ctx.add(
+            ExplainCode.FITS_WITHOUT_CONSTRAINT,
+            f"without the constraint it would fit now on node {loose}",
+            Stage.DEVICES, Verdict.OK, Owner.APPLICATION, blocking=False, claim=first.claim, node=loose,
+        )
+    what_if = f"; without the constraint it would fit now on node {loose}" if loose else ""
+    if not topology:
+        ctx.add(
+            ExplainCode.CONSTRAINTS_UNSATISFIABLE,
+            f"claim {first.claim}: enough devices match, but {desc} cannot hold for all of them together"
+            " on any node, even with every device free",
+            Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION,
+            hint="relax the constraint or request fewer devices; this topology does not exist on any node" + what_if,
+            claim=first.claim, request=first.request, example=first.message,
+        )
+        return
+    on = set(topology)
+    busy = [
+        d for _, results in per_request for fr in results for d in fr.in_use
+        if on.intersection(device_nodes(d, usable))
+    ]
+    _holders(ctx, busy, index)
+    shown = ", ".join(topology[:4]) + (f" and {len(topology) - 4} more" if len(topology) > 4 else "")
+    ctx.add(
+        ExplainCode.CONSTRAINTS_UNSATISFIABLE,
+        f"claim {first.claim}: {desc} holds for the requested devices together only on node(s) {shown},"
+        f" where matching devices are in use by {len(ctx.holders)} claim(s)",
+        Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+        hint=f"wait for the claims holding devices on {topology[0]} to finish" + what_if,
+        claim=first.claim, request=first.request, example=first.message, nodes=list(topology),
+    )
+
+
+MAX_SHAPES = 64
+"""Distinct node shapes tried with every device free before a constraint is called "never"."""
+
+
+def _fits_when_empty(
+    ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]
+) -> list[str]:
+    """Usable nodes on which the pending claims fit with every device free, by name.
+
+    Every node with enough *matching* devices (free or not) is a candidate; nodes with the same
+    shape (their matching devices equal but for names and UUIDs) answer alike, so one
+    allocator run per shape decides for all of them.
+    """
+    per_node: dict[str, list[Device]] = {}
+    enough: dict[str, int] = {}
+    for _, results in per_request:
+        counted: set[str] = set()
+        for fr in results:
+            here: dict[str, int] = {}
+            for d in fr.matching:
+                for n in device_nodes(d, usable):
+                    here[n] = here.get(n, 0) + 1
+                    per_node.setdefault(n, []).append(d)
+            counted.update(n for n, k in here.items() if k >= max(fr.funnel.needed, 1))
+        for n in counted:
+            enough[n] = enough.get(n, 0) + 1
+    candidates = sorted((n for n, k in enough.items() if k == len(per_request)), key=lambda n: (-len(per_node[n]), n))
+    by_shape: dict[str, list[str]] = {}
+    for n in candidates:
+        by_shape.setdefault(_shape(per_node[n]), []).append(n)
     by_name = {name_of(n): n for n in usable}
     claims = [dict(c.obj) for c in pending if c.obj is not None]
-    for name in nodes:
-        out = allocate(node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
+    fits: list[str] = []
+    for names in list(by_shape.values())[:MAX_SHAPES]:
+        empty = Inventory(_slices_for(ctx.inp, names[:1]), ctx.inp.classes)
+        out = allocate(node=by_name[names[0]], slices=(), classes=(), claims=claims, features=ctx.features,
                        timeout=ctx.timeout, inventory=empty)
         if out.status == "allocated":
-            return False
-    return True
+            fits.extend(names)
+    return sorted(fits)
+
+
+def _shape(devices: Sequence[Device]) -> str:
+    """The devices as a selector or constraint sees them, without the per-device identity."""
+    def strip(raw: Obj) -> Obj:
+        attrs = {k: v for k, v in (raw.get("attributes") or {}).items() if k.rsplit("/", 1)[-1] != "uuid"}
+        return {**{k: v for k, v in raw.items() if k != "name"}, "attributes": attrs}
+
+    unique = {id(d): d for d in devices}.values()
+    return json.dumps(sorted(json.dumps(strip(d.raw), sort_keys=True, default=str) for d in unique))
+
+
+def _fits_without_constraints(
+    ctx: _Ctx, pending: list[_Claim], usable: list[Obj], nodes: list[str], inv: Inventory
+) -> str:
+    """The first of ``nodes`` where the claims fit now once their constraints are dropped."""
+    claims = []
+    for c in pending:
+        if c.obj is None:
+            continue
+        loose = copy.deepcopy(dict(c.obj))
+        ((loose.get("spec") or {}).get("devices") or {}).pop("constraints", None)
+        claims.append(loose)
+    by_name = {name_of(n): n for n in usable}
+    for name in nodes:
+        out = allocate(node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
+                       timeout=ctx.timeout, inventory=inv)
+        if out.status == "allocated":
+            return name
+    return ""
 
 
 def _partial(ctx: _Ctx, pending: list[_Claim], node: Obj, inv: Inventory) -> Partial | None:

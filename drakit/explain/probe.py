@@ -20,13 +20,14 @@ values a human needs are not part of its interface.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from drakit.explain import amounts
+from drakit.selectors.library.standard import matches
+from drakit.selectors.types import EvalError
 
 # Comparison operators in the parser's function names, and how to print them.
 _CMP = {"_<_": "<", "_<=_": "<=", "_>_": ">", "_>=_": ">=", "_==_": "==", "_!=_": "!="}
@@ -615,7 +616,7 @@ def _method(fn: str, target: Any, args: list[Any]) -> Any:
             "startsWith": lambda: target.startswith(str(arg)),
             "endsWith": lambda: target.endswith(str(arg)),
             "contains": lambda: str(arg) in target,
-            "matches": lambda: re.search(str(arg), target) is not None,
+            "matches": lambda: _matches(target, str(arg)),
             "lowerAscii": target.lower,
             "upperAscii": target.upper,
             "size": lambda: len(target),
@@ -623,6 +624,14 @@ def _method(fn: str, target: Any, args: list[Any]) -> Any:
         if fn in methods and (fn in ("lowerAscii", "upperAscii", "size") or isinstance(arg, str)):
             return methods[fn]()
     raise Unknown(fn)
+
+
+def _matches(target: str, pattern: str) -> bool:
+    """``matches()`` with the evaluator's RE2 (linear time; Python's ``re`` backtracks for minutes)."""
+    try:
+        return matches(target, pattern)
+    except EvalError as e:  # an invalid pattern: the real evaluator reports it
+        raise Unknown("matches") from e
 
 
 # --- describing -----------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def render_text(d: Diagnosis) -> str:
     evidence = [
         f
         for f in d.findings
-        if f.code not in shown and f.code != ExplainCode.NEAR_MISS and f.message != d.headline
+        if f.code not in shown and f.code != ExplainCode.NEAR_MISS and f.message != d.headline and f.message not in d.fix
     ]
     if evidence:
         lines.append("")

@@ -1,0 +1,126 @@
+"""Issue 12's explain answers on a realistic mixed cluster (A100 40/80 GB, L40S, H100; NVIDIA schema).
+
+Each row builds a bundle, runs ``drakit explain`` through the CLI and checks verdict, code,
+holders and exit code, then the diagnosis itself for the details the row is about.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from drakit.cli.main import app
+from drakit.explain.diagnose import diagnose
+from drakit.explain.diagnosis import Diagnosis
+from drakit.explain.inputs import ExplainInput
+from tests.unit.explain import mixed as m
+
+FOUR_SAME_ROOT = m.spec(m.request("gpus", 4, m.H100), constraints=[m.same_root()])
+A100_80 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"
+REDOS = "device.attributes['gpu.nvidia.com'].uuid.matches('^GPU-([0-9a-f]+-?)*!$')"
+
+
+def _bundle(*extra: list[m.Obj]) -> list[m.Obj]:
+    out = m.cluster()
+    for objs in extra:
+        out += objs
+    return out
+
+
+ROWS = [
+    pytest.param(
+        _bundle(m.busy("h100-quad", range(8), "eval-1"), m.pending("train", FOUR_SAME_ROOT)),
+        "waiting", "ConstraintsUnsatisfiable", ["ml/eval-1"], 3,
+        id="topology-exists-but-busy",
+    ),
+    pytest.param(
+        _bundle(m.busy("h100-quad", range(4), "eval-1"), m.busy("h100-quad", range(4, 8), "eval-2"),
+                m.busy("h100-pair", range(2), "eval-3"), m.pending("train", FOUR_SAME_ROOT)),
+        "waiting", "ConstraintsUnsatisfiable", ["ml/eval-1", "ml/eval-2"], 3,
+        id="topology-busy-two-holders",
+    ),
+    pytest.param(
+        _bundle(m.pending("train", m.spec(m.request("gpus", 4, A100_80), constraints=[m.same_root()]))),
+        "never", "ConstraintsUnsatisfiable", [], 3,
+        id="topology-never-a100-pairs",
+    ),
+    pytest.param(
+        _bundle(m.busy("a100-80", range(8), "eval-1"),
+                m.pending("train", m.spec(m.request("gpus", 4, A100_80), constraints=[m.same_root()]))),
+        "never", "ConstraintsUnsatisfiable", [], 3,
+        id="topology-never-even-when-busy",
+    ),
+    pytest.param(
+        _bundle(m.pending("train", m.spec(m.request("gpus", 1, REDOS)))),
+        "never", "NoMatchingDevices", [], 3,
+        id="matches-redos-pattern",
+    ),
+    pytest.param(
+        _bundle(m.pending("train", FOUR_SAME_ROOT, via_template=True)),
+        "ok", "Fits", [], 0,
+        id="template-pod-would-fit",
+    ),
+    pytest.param(
+        _bundle(m.busy("h100-quad", range(8), "eval-1"), m.pending("train", FOUR_SAME_ROOT, via_template=True)),
+        "waiting", "ConstraintsUnsatisfiable", ["ml/eval-1"], 3,
+        id="template-pod-busy-topology",
+    ),
+]
+
+
+def _write(tmp_path: Path, objects: list[m.Obj]) -> str:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(objects, sort_keys=False), encoding="utf-8")
+    return str(path)
+
+
+def _diagnose(objects: list[m.Obj], target: str = "train") -> Diagnosis:
+    return diagnose(ExplainInput.from_objects(objects), "pod", target, m.NS)
+
+
+@pytest.mark.parametrize(("objects", "verdict", "code", "holders", "exit_code"), ROWS)
+def test_explain_rows(
+    tmp_path: Path, objects: list[m.Obj], verdict: str, code: str, holders: list[str], exit_code: int
+) -> None:
+    started = time.monotonic()
+    result = CliRunner().invoke(app, ["explain", "pod/train", "-n", m.NS, "-o", "json", "-f", _write(tmp_path, objects)])
+    assert time.monotonic() - started < 20
+    assert result.exit_code == exit_code, result.output
+    doc: dict[str, Any] = json.loads(result.output)
+    assert (doc["verdict"], doc["code"]) == (verdict, code)
+    assert [h["claim"] for h in doc.get("holders") or []] == holders
+
+
+def test_busy_topology_names_nodes_and_what_if() -> None:
+    d = _diagnose(_bundle(m.busy("h100-quad", range(8), "eval-1"), m.pending("train", FOUR_SAME_ROOT)))
+    head = d.findings[[f.code.value for f in d.findings].index("ConstraintsUnsatisfiable")]
+    assert head.detail["nodes"] == ["h100-quad"]
+    assert "only on node(s) h100-quad" in d.headline
+    assert "without the constraint it would fit now on node h100-pair" in d.fix
+    assert [(h.claim, h.devices, h.pods) for h in d.holders] == [("ml/eval-1", 8, ("ml/eval-1",))]
+
+
+def test_never_topology_keeps_the_what_if() -> None:
+    d = _diagnose(_bundle(m.pending("train", m.spec(m.request("gpus", 4, A100_80), constraints=[m.same_root()]))))
+    assert "even with every device free" in d.headline
+    assert "FitsWithoutConstraint" in d.codes
+    assert "it would fit now on node a100-80" in d.fix
+
+
+def test_template_pod_headline() -> None:
+    d = _diagnose(_bundle(m.pending("train", FOUR_SAME_ROOT, via_template=True)))
+    assert d.headline == "would fit on node h100-quad (the claim controller creates the claim)"
+    assert d.codes == ("Fits", "ClaimNotCreated")
+
+
+def test_template_pod_read_from_a_cluster_still_waits_for_the_controller() -> None:
+    objects = _bundle(m.pending("train", FOUR_SAME_ROOT, via_template=True))
+    objects[-1]["metadata"]["creationTimestamp"] = "2026-12-01T10:00:00Z"
+    d = _diagnose(objects)
+    assert (d.verdict.value, d.code.value) == ("waiting", "ClaimNotCreated")
