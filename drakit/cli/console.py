@@ -37,9 +37,9 @@ def dump_json(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False)
 
 
-def emit(obj: Any, output: Output) -> None:
+def emit(obj: Any, output: str) -> None:
     """Print a JSON-able document as JSON or YAML (text rendering is each verb's own)."""
-    if output == Output.yaml:
+    if output == "yaml":
         sys.stdout.write(yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
     else:
         sys.stdout.write(dump_json(obj) + "\n")

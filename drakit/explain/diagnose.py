@@ -75,11 +75,42 @@ class _Claim:
         return bool(self.obj and (self.obj.get("status") or {}).get("allocation"))
 
 
+class Shared:
+    """What every diagnosis of one input and feature set can share: index, selectors, reach.
+
+    ``explain pods --all-pending`` diagnoses many pods of one cluster state; the cluster index
+    (one pass over every device), the compiled selectors and their per-projection outcomes,
+    and the devices reachable from a set of usable nodes are the same for all of them.
+    """
+
+    def __init__(self, inp: ExplainInput, features: Features) -> None:
+        self.inp = inp
+        self.features = features
+        self.selectors = Selectors(features)
+        self._index: ClusterIndex | None = None
+        self._reach: dict[tuple[str, ...], dict[int, bool]] = {}
+
+    @property
+    def index(self) -> ClusterIndex:
+        if self._index is None:
+            allocated = [cl for cl in self.inp.claims if (cl.get("status") or {}).get("allocation")]
+            self._index = ClusterIndex(self.inp.slices, self.features, allocated, self.inp.taint_rules)
+        return self._index
+
+    def reach(self, usable: Sequence[Obj]) -> dict[int, bool]:
+        key = tuple(name_of(n) for n in usable)
+        hit = self._reach.get(key)
+        if hit is None:
+            hit = self._reach[key] = reach_map(self.index, usable)
+        return hit
+
+
 @dataclass
 class _Ctx:
     inp: ExplainInput
     features: Features
     timeout: float | None
+    shared: Shared
     findings: list[Finding] = field(default_factory=list)
     blockers: list[Finding] = field(default_factory=list)
     funnels: list[Funnel] = field(default_factory=list)
@@ -133,9 +164,16 @@ def diagnose(
     *,
     features: Features | None = None,
     timeout: float | None = 10.0,
+    shared: Shared | None = None,
 ) -> Diagnosis:
-    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`UsageError` if it is not there."""
-    ctx = _Ctx(inp, features or Features.for_version(), timeout)
+    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`UsageError` if it is not there.
+
+    ``shared`` (for the same ``inp`` and ``features``) carries work over from earlier diagnoses.
+    """
+    features = features or Features.for_version()
+    if shared is None or shared.inp is not inp or shared.features != features:
+        shared = Shared(inp, features)
+    ctx = _Ctx(inp, features, timeout, shared)
     return _diagnose(ctx, kind, name, namespace)
 
 
@@ -586,7 +624,7 @@ def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
 
 def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
     inp = ctx.inp
-    sel = Selectors(ctx.features)
+    sel = ctx.shared.selectors
     if not _check_requests(ctx, claims, sel):  # 2./3.
         return
     usable = _usable_nodes(ctx, pod)  # 4. (funnels below still show where devices are)
@@ -612,9 +650,8 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
         if c.allocated and c.obj is not None
         for r in (((c.obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
     )
-    allocated_claims = [cl for cl in inp.claims if (cl.get("status") or {}).get("allocation")]
-    index = ClusterIndex(inp.slices, ctx.features, allocated_claims, inp.taint_rules)
-    reach = reach_map(index, usable)
+    index = ctx.shared.index
+    reach = ctx.shared.reach(usable)
     pending = [c for c in claims if not c.allocated and c.obj is not None]
     if not pending:
         if usable:
