@@ -328,7 +328,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
                 )
                 hard = True
                 continue
-            synthesized = _claim_from_template(pod, pc_name, template)
+            synthesized = claim_from_template(pod, pc_name, template)
             # A pod read from a cluster (it has a creationTimestamp) whose claim is still
             # missing waits for the controller; manifests never contain generated claims, so
             # there the claim is simply analysed as the controller would create it.
@@ -363,18 +363,29 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
     return None if hard else out
 
 
-def _claim_from_template(pod: Obj, pod_claim: str, template: Obj) -> dict[str, Any]:
+def claim_from_template(pod: Obj, pod_claim: str, template: Obj) -> dict[str, Any]:
+    """The claim the claim controller would create for ``pod_claim`` from ``template``.
+
+    Upstream generates the name ``<pod>-<pod claim>-<5 random characters>``; the suffix is
+    left off here so that answers are reproducible.  Owner and annotation are upstream's.
+    """
     spec = (template.get("spec") or {}).get("spec") or {}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "name": f"{name_of(pod)}-{pod_claim}",
-            "namespace": namespace_of(pod),
-            "annotations": {"resource.kubernetes.io/pod-claim-name": pod_claim},
-        },
-        "spec": copy.deepcopy(dict(spec)),
+    meta: dict[str, Any] = {
+        "name": f"{name_of(pod)}-{pod_claim}",
+        "namespace": namespace_of(pod),
+        "annotations": {"resource.kubernetes.io/pod-claim-name": pod_claim},
     }
+    uid = (pod.get("metadata") or {}).get("uid")
+    if uid:
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid, "controller": True,
+             "blockOwnerDeletion": True}
+        ]
+    labels = ((template.get("spec") or {}).get("metadata") or {}).get("labels")
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
+            "spec": copy.deepcopy(dict(spec))}
 
 
 # --- 2./3. classes and selectors --------------------------------------------------------------
@@ -486,7 +497,7 @@ def _nodes(inp: ExplainInput) -> tuple[list[Obj], bool]:
     return [{"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}}} for n in names], True
 
 
-def _node_exclusion(pod: Obj, node: Obj) -> str:
+def node_exclusion(pod: Obj, node: Obj) -> str:
     """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''."""
     spec = pod.get("spec") or {}
     meta = node.get("metadata") or {}
@@ -520,7 +531,7 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
     usable: list[Obj] = []
     excluded: dict[str, int] = {}
     for n in nodes:
-        why = _node_exclusion(pod, n) if pod is not None else ""
+        why = node_exclusion(pod, n) if pod is not None else ""
         if why:
             excluded[why] = excluded.get(why, 0) + 1
         else:

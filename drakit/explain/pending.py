@@ -130,7 +130,12 @@ def explain_pending(
 
 
 def _story(d: Diagnosis) -> str:
-    """The headline without the diagnosed pod's name, so that shapes telling one story group."""
+    """The headline without the diagnosed pod's name, so that shapes telling one story group.
+
+    Pods that fit are one group whichever node each would land on.
+    """
+    if d.verdict == Verdict.OK:
+        return ""
     return d.headline.replace(d.target.split("/", 1)[1], "<pod>")
 
 
