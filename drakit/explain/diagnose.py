@@ -141,6 +141,7 @@ class _Ctx:
             stage=stage,
             verdict=verdict,
             owner=owner,
+            blocking=blocking,
             claim=claim,
             request=request,
             device=device,
@@ -530,16 +531,27 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
     nodes, inferred = _nodes(ctx.inp)
     usable: list[Obj] = []
     excluded: dict[str, int] = {}
+    taints: dict[str, int] = {}  # "key=value:effect" -> nodes it keeps the pod off
     for n in nodes:
         why = node_exclusion(pod, n) if pod is not None else ""
         if why:
             excluded[why] = excluded.get(why, 0) + 1
+            if pod is not None and "taint" in why:
+                t = untolerated_node_taint(pod, n)
+                if t:
+                    taints[t] = taints.get(t, 0) + 1
         else:
             usable.append(n)
     ctx.nodes = NodeSummary(len(nodes), len(usable), MappingProxyType(dict(sorted(excluded.items()))), inferred)
     if excluded:
         parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
+        named = ", ".join(f"{t} on {n} node(s)" for t, n in sorted(taints.items(), key=lambda kv: (-kv[1], kv[0])))
+        if named:
+            parts += f" (not tolerated: {named})"
         msg = f"{len(usable)}/{len(nodes)} nodes are usable by the pod: {parts}"
+        toleration = (
+            "add a toleration for " + ", ".join(sorted(taints)) + " to the pod" if taints else "add a toleration for the node taint"
+        )
         if not usable:
             taint_only = all("taint" in w or "unschedulable" in w for w in excluded)
             ctx.add(
@@ -548,7 +560,8 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
                 Stage.NODES,
                 Verdict.WAITING if taint_only else Verdict.NEVER,
                 Owner.PLATFORM if taint_only else Owner.APPLICATION,
-                hint="add a toleration for the node taint" if taint_only else "relax the pod's nodeSelector/affinity",
+                hint=toleration if taint_only else "relax the pod's nodeSelector/affinity",
+                taints=sorted(taints),
             )
         else:
             code = (
@@ -556,8 +569,19 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
                 if any("affinity" in w for w in excluded)
                 else ExplainCode.NODE_TAINTED
             )
-            ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded))
+            ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded),
+                    taints=sorted(taints))
     return usable
+
+
+def untolerated_node_taint(pod: Obj, node: Obj) -> str:
+    """The first NoSchedule/NoExecute taint of ``node`` the pod does not tolerate, as ``key=value:effect``."""
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in tolerations):
+            value = taint.get("value") or ""
+            return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect')}"
+    return ""
 
 
 def _creation_failure(msg: str, template: str, ns: str) -> tuple[Owner, str]:
@@ -625,9 +649,24 @@ def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
             + (f", reserved for {', '.join(users)}" if users else ", not reserved for any pod"),
             Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False, claim=c.key,
         )
-        _binding(ctx, claim, c.key)
+        if not _binding(ctx, claim, c.key):
+            _users_prepare(ctx, claim, c)
         return
     _analyse(ctx, None, [c])
+
+
+def _users_prepare(ctx: _Ctx, claim: Obj, c: _Claim) -> None:
+    """A pod the claim is reserved for, bound but not started: the kubelet's preparation failure."""
+    ns = namespace_of(claim)
+    for r in (claim.get("status") or {}).get("reservedFor") or []:
+        if r.get("resource", "pods") != "pods":
+            continue
+        pod = ctx.inp.find_pod(str(r.get("name") or ""), ns)
+        if pod is None or (pod.get("status") or {}).get("phase") == "Running":
+            continue
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and _node_prepare(ctx, pod, [c], str(node), via=f"pod {key_of(pod)}: "):
+            return
 
 
 # --- 5./6. allocated claims and devices -------------------------------------------------------
@@ -637,6 +676,7 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
     inp = ctx.inp
     sel = ctx.shared.selectors
     if not _check_requests(ctx, claims, sel):  # 2./3.
+        _usable_nodes(ctx, pod)  # an independent blocker, told beside the broken request
         return
     usable = _usable_nodes(ctx, pod)  # 4. (funnels below still show where devices are)
     # 5. allocated claims must be reachable from a usable node.
@@ -682,11 +722,13 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
                     _runtime_error(ctx, c.key, req, fr)
                     return
             per_request.append((c, results))
-    if _static_shortfalls(ctx, per_request, usable):
-        return
+    # Every request is told: one that can never match does not hide another that waits.
+    static = _static_shortfalls(ctx, per_request, usable)
     marker = len(ctx.blockers)
-    if _dynamic_shortfalls(ctx, per_request, usable, index):
+    if _dynamic_shortfalls(ctx, per_request, usable, index, static):
         _never_after_release(ctx, pending, per_request, usable, marker)
+        return
+    if static:
         return
     if not usable:
         return
@@ -754,10 +796,15 @@ _STEP_VERDICT: Mapping[str, tuple[Verdict, Owner]] = {
 }
 
 
-def _static_shortfalls(ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]) -> bool:
-    """Requests no device could ever serve as written (never), or only after a pool/taint change."""
-    blocked = False
-    for c, results in per_request:
+def _static_shortfalls(
+    ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]
+) -> set[int]:
+    """Requests no device could ever serve as written (never), or only after a pool/taint change.
+
+    Returns the positions in ``per_request`` that are blocked so.
+    """
+    blocked: set[int] = set()
+    for pos, (c, results) in enumerate(per_request):
         short: list[tuple[FunnelResult, str]] = []
         for fr in results:
             needed = max(fr.funnel.needed, 1)
@@ -770,7 +817,7 @@ def _static_shortfalls(ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelRes
                 break  # this alternative can match: the request is fine statically
         if len(short) < len(results):
             continue
-        blocked = True
+        blocked.add(pos)
         alternatives = len(results) > 1
         if alternatives:
             names = ", ".join(fr.funnel.request.split("/", 1)[1] for fr, _ in short)
@@ -824,9 +871,12 @@ def _report_static(ctx: _Ctx, c: _Claim, fr: FunnelResult, step: str, usable: li
         return
     if step == "taints":
         before = f.count("node") or 0
+        named = sorted({nm.message.removeprefix("taint ").removesuffix(" not tolerated")
+                        for nm in f.near_misses if nm.condition == "taints"})
         ctx.add(
             ReasonCode.TAINT_NOT_TOLERATED,
-            f"{chain}: {before} matching devices, all tainted (untolerated): {want} needed",
+            f"{chain}: {before} matching devices, all tainted (untolerated"
+            + (f": {', '.join(named)}" if named else "") + f"): {want} needed",
             Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, blocking=blocking,
             hint="add a toleration to the request, or wait until the taint is removed",
             claim=c.key, request=f.request,
@@ -851,8 +901,10 @@ def _report_static(ctx: _Ctx, c: _Claim, fr: FunnelResult, step: str, usable: li
         hint = f"request at most {f.count(step)} device(s), or ask the platform team for more"
     elif f.near_misses and f.near_misses[0].suggestion:
         hint = f.near_misses[0].suggestion
+    elif fr.ceiling:
+        hint = fr.ceiling
     elif f.near_misses:
-        hint = f"relax the condition {f.near_misses[0].message.split(';')[0]!r} fails"
+        hint = f"relax the condition the near misses fail: {f.near_misses[0].message}"
     else:
         hint = "relax the request's selectors, or ask the platform team for such devices"
     ctx.add(
@@ -876,16 +928,24 @@ def _near_miss_findings(ctx: _Ctx, c: _Claim, fr: FunnelResult) -> None:
 
 
 def _dynamic_shortfalls(
-    ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj], index: ClusterIndex
+    ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj], index: ClusterIndex,
+    static: set[int],
 ) -> bool:
     """Enough devices match, but not enough are free (in use, counters, capacity, fragmentation)."""
     blocked = False
-    for c, results in per_request:
+    busy: list[Device] = []  # in-use devices of every blocked request and alternative
+    for pos, (c, results) in enumerate(per_request):
+        if pos in static:
+            continue
         viable = [fr for fr in results if len(fr.matching) >= max(fr.funnel.needed, 1)]
         needed_ok = [fr for fr in viable if _per_node_max(fr.available, usable)[0] >= max(fr.funnel.needed, 1)]
         if needed_ok or not viable:
             continue
         blocked = True
+        for alt in viable:
+            busy.extend(alt.in_use)
+        if len(results) > 1:
+            _alternatives_busy(ctx, c, results, viable, index)
         fr = viable[0]
         f = fr.funnel
         needed = max(f.needed, 1)
@@ -932,7 +992,32 @@ def _dynamic_shortfalls(
                 hint="wait for other shares to be released, or request less capacity",
                 claim=c.key, request=f.request,
             )
+    if busy and not any(f.code == ReasonCode.COUNTERS_EXHAUSTED for f in ctx.blockers):
+        _holders(ctx, busy, index)
     return blocked
+
+
+def _alternatives_busy(
+    ctx: _Ctx, c: _Claim, results: list[FunnelResult], viable: list[FunnelResult], index: ClusterIndex
+) -> None:
+    """Every firstAvailable alternative that could match is taken: name each, with its numbers."""
+    parent = results[0].funnel.request.split("/", 1)[0]
+    told = []
+    for fr in results:
+        sub = fr.funnel.request.split("/", 1)[1]
+        if fr in viable:
+            holders = {key_of(cl) for d in fr.in_use for cl in index.holders(d.key)}
+            told.append(f"{sub}: {len(fr.matching)} match, {len(fr.in_use)} in use by {len(holders)} claim(s),"
+                        f" {len(fr.available)} free, {max(fr.funnel.needed, 1)} needed")
+        else:
+            told.append(f"{sub}: {len(fr.matching)} match, {max(fr.funnel.needed, 1)} needed")
+    ctx.add(
+        ExplainCode.ALTERNATIVES_EXHAUSTED,
+        f"claim {c.key}, request {parent}: all {len(results)} alternatives are exhausted ({'; '.join(told)})",
+        Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+        hint="wait for the holders below to finish, or add an alternative the cluster has free",
+        claim=c.key, request=parent, alternatives=[fr.funnel.request for fr in results],
+    )
 
 
 def _never_after_release(
@@ -1340,7 +1425,8 @@ _PREPARE = (
 )
 
 
-def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str) -> None:
+def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str, via: str = "") -> bool:
+    """Stage 7 for a bound pod; ``via`` names the pod when a claim is the target.  True if blocked."""
     events = [
         e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod))
         if e.get("reason") == "FailedPrepareDynamicResources"
@@ -1350,25 +1436,28 @@ def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str) -> None:
         for pattern, code, verdict, owner, hint in _PREPARE:
             m = pattern.search(msg)
             if m:
-                ctx.add(code, f"node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
+                ctx.add(code, f"{via}node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
                         verdict, owner, hint=hint.format(node=node), event=msg,
-                        driver=m.group(1) if m.groups() else "")
-                return
-        ctx.add(ExplainCode.PREPARE_FAILED, f"node {node}: kubelet cannot prepare the devices: {msg}",
+                        driver=m.group(1) if m.groups() else "", pod=key_of(pod))
+                return True
+        ctx.add(ExplainCode.PREPARE_FAILED, f"{via}node {node}: kubelet cannot prepare the devices: {msg}",
                 Stage.NODE_PREPARE, Verdict.BROKEN, Owner.DRIVER,
-                hint=f"check the driver's kubelet plugin logs on node {node}", event=msg)
-        return
+                hint=f"check the driver's kubelet plugin logs on node {node}", event=msg, pod=key_of(pod))
+        return True
+    if via:
+        return False
     for c in claims:
         if c.obj is not None and _binding(ctx, c.obj, c.key):
-            return
+            return True
     for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod)):
         if e.get("reason") == "BindingConditionsPending":
             ctx.add(ExplainCode.BINDING_CONDITIONS_PENDING, f"node {node}: {e.get('message') or 'waiting for binding conditions'}",
                     Stage.NODE_PREPARE, Verdict.WAITING, Owner.DRIVER,
                     hint="the device's controller must report the binding conditions as True")
-            return
+            return True
     ctx.add(ExplainCode.ALLOCATED, f"every claim is allocated and the pod is bound to node {node}; "
             "no preparation failure reported", Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
+    return False
 
 
 def _binding(ctx: _Ctx, claim: Obj, key: str) -> bool:

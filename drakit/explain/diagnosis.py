@@ -33,6 +33,7 @@ class Finding:
     device: str = ""
     detail: Mapping[str, Any] = field(default_factory=_frozen)
     hint: str = ""
+    blocking: bool = False  # keeps the pod from running (evidence otherwise)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -40,6 +41,7 @@ class Finding:
             "stage": self.stage.value,
             "verdict": self.verdict.value,
             "owner": self.owner.value,
+            "blocking": self.blocking,
             "message": self.message,
         }
         for key in ("claim", "request", "device", "hint"):

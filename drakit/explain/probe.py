@@ -483,6 +483,19 @@ class Probe:
         except Exception:  # a comparison we can print only partially
             return "", ""
 
+    def bound(self, expression: str, driver: str, device: Mapping[str, Any]) -> tuple[str, str, Qty, Qty] | None:
+        """``(name, op, have, want)`` when ``expression`` compares a device quantity with a literal."""
+        root = self.ast(expression)
+        if root is None:
+            return None
+        shape = self._comparison(root, _Dev(driver, device))
+        if shape is None:
+            return None
+        operand, op, want = shape
+        if isinstance(operand.value, Qty) and isinstance(want, Qty) and op in ("<", "<=", ">", ">="):
+            return operand.name, op, operand.value, want
+        return None
+
     def _comparison(self, e: Any, dev: _Dev) -> tuple[Operand, str, Any] | None:
         """Normalise ``x op lit``, ``lit op x``, ``x.compareTo(lit) op n``, ``x.isGreaterThan(lit)``."""
         from drakit.selectors.ast import Call

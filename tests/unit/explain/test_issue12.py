@@ -124,3 +124,97 @@ def test_template_pod_read_from_a_cluster_still_waits_for_the_controller() -> No
     objects[-1]["metadata"]["creationTimestamp"] = "2026-12-01T10:00:00Z"
     d = _diagnose(objects)
     assert (d.verdict.value, d.code.value) == ("waiting", "ClaimNotCreated")
+
+
+# --- alternatives, near misses, fix text, taints, blockers, the claim view ---------------------
+
+
+def _alternatives(*subs: tuple[str, str]) -> m.Obj:
+    return {"devices": {"requests": [{"name": "gpu", "firstAvailable": [
+        {"name": name, "deviceClassName": "gpu.nvidia.com",
+         "selectors": [{"cel": {"expression": f"device.attributes['gpu.nvidia.com'].productName == '{product}'"}}]}
+        for name, product in subs
+    ]}]}}
+
+
+EVAL = _alternatives(("h100", "NVIDIA H100 80GB HBM3"), ("a100", "NVIDIA A100-SXM4-80GB"), ("l40s", "NVIDIA L40S"))
+EVERYTHING_BUSY = [m.busy("h100-quad", range(8), "h1"), m.busy("h100-pair", range(8), "h2"),
+                   m.busy("a100-80", range(8), "a1"), m.busy("l40s-0", range(4), "l1")]
+
+
+@pytest.mark.parametrize(
+    ("objects", "verdict", "code", "holders"),
+    [
+        pytest.param(_bundle(*EVERYTHING_BUSY, m.pending("eval", EVAL)), "waiting", "AlternativesExhausted",
+                     ["ml/a1", "ml/h1", "ml/h2", "ml/l1"], id="every-alternative-busy"),
+        pytest.param(_bundle(*EVERYTHING_BUSY[:3], m.pending("eval", EVAL)), "ok", "Fits", [], id="last-alternative-free"),
+    ],
+)
+def test_alternatives(objects: list[m.Obj], verdict: str, code: str, holders: list[str]) -> None:
+    d = _diagnose(objects, "eval")
+    assert (d.verdict.value, d.code.value) == (verdict, code)
+    assert sorted(h.claim for h in d.holders) == holders
+    if code == "AlternativesExhausted":
+        assert all(f"{sub}: " in d.headline for sub in ("h100", "a100", "l40s"))
+
+
+def test_near_misses_only_within_a_margin() -> None:
+    d = _diagnose(_bundle(m.pending("train", m.spec(m.request("gpus", 1, m.MEM.format(q="81Gi"))))))
+    f = d.funnel("gpus")
+    assert f is not None
+    # A100 80GB (80Gi) and H100 (81559Mi) are near an 81Gi bound; L40S and A100 40GB are not.
+    assert sorted(nm.product for nm in f.near_misses) == ["NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"]
+
+
+@pytest.mark.parametrize(
+    ("ask", "fix"),
+    [
+        pytest.param("90Gi", "largest device memory 80Gi (NVIDIA A100-SXM4-80GB): ask for at most 80Gi", id="90Gi"),
+        pytest.param("200Gi", "largest device memory 80Gi (NVIDIA A100-SXM4-80GB): ask for at most 80Gi", id="200Gi"),
+    ],
+)
+def test_fix_names_the_largest_device(ask: str, fix: str) -> None:
+    d = _diagnose(_bundle(m.pending("train", m.spec(m.request("gpus", 1, m.MEM.format(q=ask))))))
+    assert (d.verdict.value, d.code.value) == ("never", "NoMatchingDevices")
+    assert d.fix == fix
+
+
+def test_fix_on_an_h100_only_cluster() -> None:
+    objects = [o for o in m.cluster() if "h100" in str((o.get("metadata") or {}).get("name", "")) or o["kind"] == "DeviceClass"]
+    d = _diagnose(objects + m.pending("train", m.spec(m.request("gpus", 1, m.MEM.format(q="100Gi")))))
+    assert d.fix == "largest device memory 81559Mi (NVIDIA H100 80GB HBM3): ask for at most 79Gi"
+
+
+def test_node_taint_is_named() -> None:
+    objects = m.cluster()
+    for o in objects:
+        if o["kind"] == "Node":
+            o["spec"] = {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}
+    d = _diagnose(objects + m.pending("train", m.spec(m.request("gpus", 1))))
+    assert (d.verdict.value, d.code.value) == ("waiting", "NodeTaintNotTolerated")
+    assert "nvidia.com/gpu=present:NoSchedule on 5 node(s)" in d.headline
+    assert d.fix == "add a toleration for nvidia.com/gpu=present:NoSchedule to the pod"
+
+
+def test_every_independent_blocker_is_listed() -> None:
+    claim_spec = m.spec(m.request("big", 1, m.MEM.format(q="200Gi")), m.request("many", 4, m.H100))
+    d = _diagnose(_bundle(m.busy("h100-quad", range(8), "h1"), m.busy("h100-pair", range(6), "h2"),
+                          m.pending("train", claim_spec)))
+    blocking = [(f.code.value, f.request) for f in d.findings if f.blocking]
+    assert ("NoMatchingDevices", "big") in blocking
+    assert ("DevicesInUse", "many") in blocking
+    assert (d.verdict.value, d.code.value) == ("never", "NoMatchingDevices")
+
+
+def test_claim_view_points_at_the_pod_that_failed_preparation() -> None:
+    status = m.busy("h100-pair", [0], "train")[0]["status"]
+    claim = m.claim("train-gpus", m.spec(m.request()), status)
+    pod = m.pod("train", claim_name="train-gpus", node="h100-pair")
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "train.1", "namespace": m.NS},
+             "involvedObject": {"kind": "Pod", "name": "train", "namespace": m.NS},
+             "reason": "FailedPrepareDynamicResources", "type": "Warning",
+             "message": "Failed to prepare dynamic resources: prepare dynamic resources: DRA driver gpu.nvidia.com is not registered"}
+    d = diagnose(ExplainInput.from_objects([*m.cluster(), claim, pod, event]), "claim", "train-gpus", m.NS)
+    assert (d.verdict.value, d.code.value) == ("broken", "DriverNotRegistered")
+    assert d.headline.startswith("pod ml/train: node h100-pair: kubelet cannot prepare the devices:")
+    assert "is not registered" in d.headline
