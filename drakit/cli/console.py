@@ -53,13 +53,17 @@ def error_line(message: str) -> None:
 def run_guarded(app: typer.Typer) -> int:
     """Run the typer app; map drakit exceptions to one-line messages and exit codes.
 
-    typer itself handles usage errors (exit 2) in standalone mode; anything drakit
-    raises on purpose becomes one line on stderr and its exit code.
+    typer itself handles usage errors (exit 2) in standalone mode (with a hint when the
+    "unknown option" is a value starting with ``-``, such as the CEL expression ``-1 < x``);
+    anything drakit raises on purpose becomes one line on stderr and its exit code.
     """
     try:
         app()
     except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if code == EXIT_USAGE:
+            _hint_dash_values(sys.argv[1:])
+        return code
     except UsageError as e:
         error_line(str(e))
         return EXIT_USAGE
@@ -79,3 +83,15 @@ def run_guarded(app: typer.Typer) -> int:
     except KeyboardInterrupt:
         return 130
     return EXIT_OK
+
+
+def _hint_dash_values(argv: list[str]) -> None:
+    """After a usage error: a word before ``--`` that starts with ``-`` but is no option name."""
+    for word in argv:
+        if word == "--":
+            return
+        body = word.lstrip("-")
+        if word.startswith("-") and (not body or not (body[0].isalpha() and body.split("=", 1)[0].replace("-", "").isalnum())):
+            error_line(f"{word!r} starts with '-' and is read as an option: put '--' before it to pass it as a value,"
+                       f" e.g. drakit cel eval -- {word!r}")
+            return

@@ -280,10 +280,7 @@ class Ver:
     text: str
 
     def compare(self, other: Ver) -> int:
-        from drakit.semver import Semver
-
-        a, b = Semver.parse(self.text), Semver.parse(other.text)
-        return a.compare(b)
+        return _semver(self.text).compare(_semver(other.text))
 
 
 @dataclass(frozen=True)
@@ -619,9 +616,7 @@ def _method(fn: str, target: Any, args: list[Any]) -> Any:
         if fn == "isLessThan" and isinstance(other, Ver):
             return target.compare(other) < 0
         if fn in ("major", "minor", "patch") and not args:
-            from drakit.semver import Semver
-
-            return int(getattr(Semver.parse(target.text), fn))
+            return int(getattr(_semver(target.text), fn))
         raise Unknown(fn)
     if isinstance(target, str):
         arg = args[0] if args else None
@@ -637,6 +632,16 @@ def _method(fn: str, target: Any, args: list[Any]) -> Any:
         if fn in methods and (fn in ("lowerAscii", "upperAscii", "size") or isinstance(arg, str)):
             return methods[fn]()
     raise Unknown(fn)
+
+
+def _semver(text: str) -> Any:
+    """A parsed version; one that does not parse is the real evaluator's to report."""
+    from drakit.semver import Semver, SemverError
+
+    try:
+        return Semver.parse(text)
+    except SemverError as e:
+        raise Unknown("semver") from e
 
 
 def _matches(target: str, pattern: str) -> bool:

@@ -201,3 +201,47 @@ def test_label_selector(selector: str, labels: dict[str, str], want: bool) -> No
 def test_label_selector_errors(bad: str) -> None:
     with pytest.raises(UsageError):
         parse_label_selector(bad)
+
+
+def test_cel_expression_starting_with_dash_gets_a_hint() -> None:
+    err = io.StringIO()
+    argv = sys.argv
+    sys.argv = ["drakit", "cel", "eval", "-1 + 2"]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            code = run_guarded(app)
+    finally:
+        sys.argv = argv
+    assert code == 2
+    assert "put '--' before it" in err.getvalue() and "drakit cel eval -- '-1 + 2'" in err.getvalue()
+    assert _run("cel", "eval", "--", "-1 + 2") == (0, '{"value": 1, "type": "int"}\n')
+
+
+DIGITS = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        pytest.param(f"semver('1.2.{DIGITS}')", f'strconv.ParseUint: parsing "{DIGITS}": value out of range', id="semver"),
+        pytest.param(f"int('{DIGITS}')", "program instantiation failed: type conversion error from 'string' to 'int'",
+                     id="int"),
+        pytest.param(f"uint('{DIGITS}')", "program instantiation failed: type conversion error from 'string' to 'uint'",
+                     id="uint"),
+    ],
+)
+def test_huge_digit_strings_get_gos_messages(expression: str, message: str) -> None:
+    code, out = _run("cel", "eval", expression)
+    assert code == 1
+    assert json.loads(out)["error"]["message"] == message
+
+
+def test_huge_version_in_a_selector_is_upstreams_runtime_error(tmp_path: Path) -> None:
+    selector = f"device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('1.2.{DIGITS}')) >= 0"
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump_all(m.cluster() + m.pending("train", m.spec(m.request("gpus", 1, selector)))),
+                    encoding="utf-8")
+    code, out = _run("explain", "pod/train", "-n", "ml", "-f", str(path), "-o", "json")
+    doc = json.loads(out)
+    assert (code, doc["verdict"], doc["code"]) == (1, "broken", "SelectorRuntimeError")
+    assert f'strconv.ParseUint: parsing "{DIGITS}": value out of range' in doc["headline"]
