@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -89,6 +88,7 @@ class Shared:
         self.selectors = Selectors(features)
         self._index: ClusterIndex | None = None
         self._reach: dict[tuple[str, ...], dict[int, bool]] = {}
+        self._positions: dict[int, int] | None = None
 
     @property
     def index(self) -> ClusterIndex:
@@ -96,6 +96,13 @@ class Shared:
             allocated = [cl for cl in self.inp.claims if (cl.get("status") or {}).get("allocation")]
             self._index = ClusterIndex(self.inp.slices, self.features, allocated, self.inp.taint_rules)
         return self._index
+
+    @property
+    def positions(self) -> dict[int, int]:
+        """id(device) -> its position in ``index.devices``."""
+        if self._positions is None:
+            self._positions = {id(d): i for i, d in enumerate(self.index.devices)}
+        return self._positions
 
     def reach(self, usable: Sequence[Obj]) -> dict[int, bool]:
         key = tuple(name_of(n) for n in usable)
@@ -1311,9 +1318,10 @@ def _fits_when_empty(
         for n in counted:
             enough[n] = enough.get(n, 0) + 1
     candidates = sorted((n for n, k in enough.items() if k == len(per_request)), key=lambda n: (-len(per_node[n]), n))
-    by_shape: dict[str, list[str]] = {}
+    shape = _shaper(ctx, pending, per_request)
+    by_shape: dict[tuple[Any, ...], list[str]] = {}
     for n in candidates:
-        by_shape.setdefault(_shape(per_node[n]), []).append(n)
+        by_shape.setdefault(shape(per_node[n]), []).append(n)
     by_name = {name_of(n): n for n in usable}
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     fits: list[str] = []
@@ -1326,14 +1334,47 @@ def _fits_when_empty(
     return sorted(fits)
 
 
-def _shape(devices: Sequence[Device]) -> str:
-    """The devices as a selector or constraint sees them, without the per-device identity."""
-    def strip(raw: Obj) -> Obj:
-        attrs = {k: v for k, v in (raw.get("attributes") or {}).items() if k.rsplit("/", 1)[-1] != "uuid"}
-        return {**{k: v for k, v in raw.items() if k != "name"}, "attributes": attrs}
+def _shaper(
+    ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]]
+) -> Callable[[Sequence[Device]], tuple[Any, ...]]:
+    """A node's devices as the pending claims see them, without names: equal shapes fit alike.
 
-    unique = {id(d): d for d in devices}.values()
-    return json.dumps(sorted(json.dumps(strip(d.raw), sort_keys=True, default=str) for d in unique))
+    A device is its projection group (every field the claims' selectors read, see
+    :meth:`Selectors.groups`), the values of the attributes the claims' constraints compare,
+    and whether it is tainted, consumes counters or is shared.
+    """
+    sel = ctx.shared.selectors
+    index = ctx.shared.index
+    exprs: list[str] = []
+    attrs: list[str] = []
+    for c in pending:
+        devices = ((c.obj or {}).get("spec") or {}).get("devices") or {}
+        for con in devices.get("constraints") or []:
+            attrs += [str(con[k]) for k in ("matchAttribute", "distinctAttribute") if con.get(k)]
+    for _, results in per_request:
+        for fr in results:
+            cls = ctx.inp.find_class(fr.funnel.device_class) or {}
+            exprs += [str(((x or {}).get("cel") or {}).get("expression", "")) for x in (cls.get("spec") or {}).get("selectors") or []]
+    for c in pending:
+        for alts in claim_requests(c.obj or {}, c.key):
+            for req in alts:
+                exprs += req.selectors
+    sel.scope(exprs)
+    gids, _ = sel.groups(index.devices)
+    position = ctx.shared.positions
+
+    def device(d: Device) -> tuple[Any, ...]:
+        found = d.raw.get("attributes") or {}
+        values = tuple(
+            repr(found.get(a, found.get(a.split("/", 1)[1]) if a.startswith(d.driver + "/") else None)) for a in attrs
+        )
+        return (gids[position[id(d)]], values, bool(d.raw.get("taints")), bool(d.raw.get("consumesCounters")),
+                d.allow_multiple, repr(d.raw.get("capacity")) if d.allow_multiple else "")
+
+    def shape(devices: Sequence[Device]) -> tuple[Any, ...]:
+        return tuple(sorted(device(d) for d in {id(d): d for d in devices}.values()))
+
+    return shape
 
 
 def _fits_without_constraints(
