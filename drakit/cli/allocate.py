@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from drakit.allocator import AllocationOutcome, Inventory, allocate
+from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, emit
 from drakit.cli.options import (
     FeatureGates,
@@ -34,7 +35,6 @@ from drakit.errors import UsageError
 from drakit.explain.diagnose import claim_from_template, node_exclusion
 from drakit.explain.inputs import ExplainInput, Obj, name_of, namespace_of
 from drakit.explain.rejections import RejectionGroup, device_table, summarise
-from drakit.explain.trace import Trace
 from drakit.features import NEWEST_VERSION
 
 

@@ -34,13 +34,13 @@ from drakit.cli.options import (
     parse_label_selector,
 )
 from drakit.errors import UsageError
-from drakit.explain.codes import Verdict
 from drakit.explain.diagnose import Shared, diagnose
 from drakit.explain.diagnosis import Diagnosis
 from drakit.explain.inputs import ExplainInput
 from drakit.explain.pending import PendingReport, explain_pending, waiting_pods
 from drakit.explain.render import WIDTH, render_json, render_text
 from drakit.features import NEWEST_VERSION
+from drakit.outcomes import Verdict
 
 EXIT_FOR_VERDICT = {
     Verdict.OK: EXIT_OK,

@@ -26,7 +26,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-_NOT_VERBS = {"main", "console", "options"}
+_NOT_VERBS = {"main", "console", "options", "testing"}
 
 
 @app.callback()

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drakit.explain.codes import Verdict
 from drakit.explain.diagnose import Shared, diagnose
 from drakit.explain.diagnosis import Diagnosis
 from drakit.explain.inputs import ExplainInput, Obj, key_of, name_of, namespace_of
 from drakit.features import Features
+from drakit.outcomes import Verdict
 
 _DONE = {"Running", "Succeeded", "Failed"}
 _VERDICT_ORDER = [Verdict.BROKEN, Verdict.NEVER, Verdict.WAITING, Verdict.OK]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drakit.explain.probe import MissingKey, Probe, Unknown, split_terms
-from drakit.explain.reasons import Reason, ReasonCode
+from drakit.outcomes import Code, Reason, ReasonCode
 
 Obj = Mapping[str, Any]
 QUIET = frozenset({ReasonCode.NOT_NEEDED, ReasonCode.BACKTRACKED})
@@ -22,7 +22,7 @@ QUIET = frozenset({ReasonCode.NOT_NEEDED, ReasonCode.BACKTRACKED})
 
 @dataclass(frozen=True)
 class RejectionGroup:
-    code: ReasonCode
+    code: Code
     count: int
     request: str
     message: str
@@ -52,7 +52,7 @@ def device_table(slices: Iterable[Obj]) -> dict[str, tuple[str, Obj]]:
 def summarise(reasons: Iterable[Reason], devices: Mapping[str, tuple[str, Obj]]) -> tuple[RejectionGroup, ...]:
     """Groups of reasons telling one story, most frequent first."""
     probe = Probe()
-    groups: dict[tuple[ReasonCode, str, str], list[Reason]] = {}
+    groups: dict[tuple[Code, str, str], list[Reason]] = {}
     for r in reasons:
         if r.code in QUIET:
             continue
