@@ -1036,7 +1036,7 @@ def _never_after_release(
     Waiting for the holders would not help, so their findings stay as evidence only.
     """
     constrained = [c for c in pending if c.obj is not None and ((c.obj.get("spec") or {}).get("devices") or {}).get("constraints")]
-    if not constrained or _fits_when_empty(ctx, pending, per_request, usable):
+    if not constrained or _fits_when_empty(ctx, pending, per_request, usable)[0]:
         return
     del ctx.blockers[marker:]
     ctx.holders = []
@@ -1255,7 +1255,7 @@ def _constraint_failure(
     user what the constraint costs.
     """
     desc = str(first.detail.get("constraint") or "a claim constraint")
-    topology = _fits_when_empty(ctx, pending, per_request, usable)
+    topology, untried = _fits_when_empty(ctx, pending, per_request, usable)
     loose = _fits_without_constraints(ctx, pending, usable, tried, inv)
     if loose:
         ctx.add(
@@ -1268,7 +1268,8 @@ def _constraint_failure(
         ctx.add(
             ExplainCode.CONSTRAINTS_UNSATISFIABLE,
             f"claim {first.claim}: enough devices match, but {desc} cannot hold for all of them together"
-            " on any node, even with every device free",
+            + (f" on any of the {MAX_SHAPES} node shapes tried ({untried} more not tried)" if untried else " on any node")
+            + ", even with every device free",
             Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION,
             hint="relax the constraint or request fewer devices; this topology does not exist on any node" + what_if,
             claim=first.claim, request=first.request, example=first.message,
@@ -1297,8 +1298,9 @@ MAX_SHAPES = 64
 
 def _fits_when_empty(
     ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]
-) -> list[str]:
-    """Usable nodes on which the pending claims fit with every device free, by name.
+) -> tuple[list[str], int]:
+    """Usable nodes on which the pending claims fit with every device free, by name; and how
+    many node shapes were beyond :data:`MAX_SHAPES` and not tried.
 
     Every node with enough *matching* devices (free or not) is a candidate; nodes with the same
     shape (their matching devices equal but for names and UUIDs) answer alike, so one
@@ -1331,7 +1333,7 @@ def _fits_when_empty(
                        timeout=ctx.timeout, inventory=empty)
         if out.status == "allocated":
             fits.extend(names)
-    return sorted(fits)
+    return sorted(fits), max(0, len(by_shape) - MAX_SHAPES)
 
 
 def _shaper(
