@@ -197,13 +197,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Allocate devices for a pod's claims, or every unallocated claim, on one node or all."""
         from drakit.cli.explain import parse_targets
-        from drakit.model import load_bundle
+        from drakit.model import load_bundle, to_wire
 
         if node is not None and all_nodes:
             raise UsageError("--node and --all-nodes exclude each other")
         feats = features(kubernetes_version, feature_gates)
+        # Objects that share a name are kept, in input order: the allocator decides on them as
+        # upstream's does (two slices of one pool with one name make the pool invalid).  Names
+        # stay as written (no defaulted namespace), so messages read as upstream's.
         bundle = load_bundle(list(files), allow_duplicate_names=True)
-        inp = ExplainInput.from_bundle(bundle)
+        inp = ExplainInput.from_objects([{"kind": e.kind, **to_wire(e.obj)} for e in bundle.entries])
         objects = [*inp.nodes, *inp.slices, *inp.classes, *inp.claims, *inp.templates, *inp.pods]
         pod: Obj | None = None
         claims: list[Obj] = list(inp.claims)
