@@ -375,13 +375,15 @@ def claim_from_template(pod: Obj, pod_claim: str, template: Obj) -> dict[str, An
     """The claim the claim controller would create for ``pod_claim`` from ``template``.
 
     Upstream generates the name ``<pod>-<pod claim>-<5 random characters>``; the suffix is
-    left off here so that answers are reproducible.  Owner and annotation are upstream's.
+    left off here so that answers are reproducible.  Owner, labels and annotations are as upstream's
+    controller sets them (the template's, plus the pod-claim-name annotation).
     """
     spec = (template.get("spec") or {}).get("spec") or {}
+    template_meta = (template.get("spec") or {}).get("metadata") or {}
     meta: dict[str, Any] = {
         "name": f"{name_of(pod)}-{pod_claim}",
         "namespace": namespace_of(pod),
-        "annotations": {"resource.kubernetes.io/pod-claim-name": pod_claim},
+        "annotations": {**(template_meta.get("annotations") or {}), "resource.kubernetes.io/pod-claim-name": pod_claim},
     }
     uid = (pod.get("metadata") or {}).get("uid")
     if uid:
@@ -389,7 +391,7 @@ def claim_from_template(pod: Obj, pod_claim: str, template: Obj) -> dict[str, An
             {"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid, "controller": True,
              "blockOwnerDeletion": True}
         ]
-    labels = ((template.get("spec") or {}).get("metadata") or {}).get("labels")
+    labels = template_meta.get("labels")
     if labels:
         meta["labels"] = dict(labels)
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
