@@ -58,8 +58,8 @@ import time
 from typing import Any
 
 from drakit.explain.diagnose import diagnose
-from drakit.explain.inputs import ExplainInput
 from drakit.features import Features
+from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.inventory.templates import NVIDIA_DRIVER, expand, nvidia_device_class
 
 BUDGET_S = 1.0
@@ -106,7 +106,7 @@ def inventory(nodes: int) -> list[dict[str, Any]]:
     return out
 
 
-def scenario(name: str, nodes: int, base: list[dict[str, Any]]) -> ExplainInput:
+def scenario(name: str, nodes: int, base: list[dict[str, Any]]) -> ClusterSnapshot:
     objs = list(base)
     if name == "near-miss":
         objs += [_claim("train", 1, (MEM_80GI,)), _pod("train", "train")]
@@ -120,7 +120,7 @@ def scenario(name: str, nodes: int, base: list[dict[str, Any]]) -> ExplainInput:
             free = 4 if i == nodes // 2 else 0
             objs.append(_busy(f"node-{i:05d}", [f"gpu-{g}" for g in range(free, 8)], f"job-{i:05d}"))
         objs += [_claim("train", 4), _pod("train", "train")]
-    return ExplainInput.from_objects(objs)
+    return ClusterSnapshot.from_objects(objs)
 
 
 class _CollectorClock:
@@ -171,7 +171,7 @@ def run(nodes: int, repeat: int, features: Features) -> None:
 PCIE = "resource.kubernetes.io/pcieRoot"
 
 
-def pending_scenario(nodes: int, pods: int, shapes: int, base: list[dict[str, Any]]) -> ExplainInput:
+def pending_scenario(nodes: int, pods: int, shapes: int, base: list[dict[str, Any]]) -> ClusterSnapshot:
     """Every node but the last fully busy; ``pods`` pending pods, their claims of ``shapes`` kinds.
 
     The kinds cycle through four realistic requests (1 GPU: fits on the last node; 4 GPUs on one
@@ -197,7 +197,7 @@ def pending_scenario(nodes: int, pods: int, shapes: int, base: list[dict[str, An
         if kind % 4 == 1:
             claim["spec"]["devices"]["constraints"] = [{"requests": ["gpus"], "matchAttribute": PCIE}]
         objs += [claim, _pod(f"pending-{p:05d}", f"pending-{p:05d}")]
-    return ExplainInput.from_objects(objs)
+    return ClusterSnapshot.from_objects(objs)
 
 
 def run_pending(nodes: int, pods: int, shape_counts: list[int], features: Features) -> None:

@@ -7,7 +7,8 @@ controller would.  Allocated claims in the input only mark their devices as in u
 answers for every node: which fit, and why not per node.
 
 Exit codes: 0 allocated (on at least one node with ``--all-nodes``), 3 unsatisfiable, 4 error,
-1 invalid input, 2 usage (target not found, ``--node`` naming a node that is not in the input).
+1 invalid input (refused with ``validate``'s lines unless ``--as-given``), 2 usage (target not
+found, ``--node`` naming a node that is not in the input).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import typer
 from drakit.allocator import AllocationOutcome, Inventory, allocate
 from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, emit
+from drakit.cli.door import open_snapshot
 from drakit.cli.options import (
     FeatureGates,
     Files,
@@ -33,9 +35,9 @@ from drakit.cli.options import (
 )
 from drakit.errors import UsageError
 from drakit.explain.diagnose import claim_from_template, node_exclusion
-from drakit.explain.inputs import ExplainInput, Obj, name_of, namespace_of
 from drakit.explain.rejections import RejectionGroup, device_table, summarise
 from drakit.features import NEWEST_VERSION
+from drakit.inventory.snapshot import ClusterSnapshot, Obj, ObjectKey, name_of, namespace_of
 
 
 def _kind(obj: Mapping[str, Any]) -> str:
@@ -69,7 +71,7 @@ def pick_node(objects: Sequence[Obj], name: str | None) -> Obj:
     raise UsageError(f'node "{name}" not found in the input (nodes: {shown or "none"})')
 
 
-def pod_claims(inp: ExplainInput, kind: str, name: str, namespace: str) -> tuple[Obj | None, list[Obj]]:
+def pod_claims(inp: ClusterSnapshot, kind: str, name: str, namespace: str) -> tuple[Obj | None, list[Obj]]:
     """The pod and its claims to allocate (a template instantiated as the claim controller would)."""
     if kind != "pod":
         raise UsageError(f"allocate takes pod/NAME, not {kind}/NAME")
@@ -136,17 +138,19 @@ def answer(
     return NodeAnswer(name, outcome, "", groups)
 
 
-def render_text(a: NodeAnswer, *, wide: bool = False) -> str:
-    """A compact table per claim, or the counted reasons the allocation failed."""
+def render_text(a: NodeAnswer, *, wide: bool = False, name_node: bool = False) -> str:
+    """A compact table per claim, or the counted reasons the allocation failed.
+
+    ``name_node`` (``--all-nodes``) prefixes each answer with its node.
+    """
     lines: list[str] = []
+    on = f" on node {a.node}" if name_node else ""
     outcome = a.outcome
     if outcome is None:
         return f"node {a.node}: excluded: {a.excluded}"
     if outcome.status == "allocated":
         for claim in outcome.claims:
-            meta = claim.get("metadata") or {}
-            label = f"{meta['namespace']}/{meta.get('name', '')}" if meta.get("namespace") else meta.get("name", "")
-            lines.append(f"claim {label}: allocated on node {a.node}")
+            lines.append(f"claim {ObjectKey.of(claim)}: allocated{on}")
             results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
             width = max((len(r["request"]) for r in results), default=0)
             for r in results:
@@ -155,7 +159,7 @@ def render_text(a: NodeAnswer, *, wide: bool = False) -> str:
                     extra += f" share {r['shareID'][:8]}"
                 lines.append(f"  {r['request']:<{width}}  ->  {r['driver']}/{r['pool']}/{r['device']}{extra}")
         return "\n".join(lines)
-    lines.append(f"node {a.node}: {outcome.status}: {outcome.message}")
+    lines.append(f"{'node ' + a.node + ': ' if name_node else ''}{outcome.status}: {outcome.message}")
     shown = [g for g in a.rejections if wide or g.code.value != "NodeMismatch"]
     for g in shown[:12]:
         lines.append(f"  - {g.text()}")
@@ -194,19 +198,22 @@ def register(app: typer.Typer) -> None:
             float, typer.Option("--timeout", metavar="SECONDS", help="Search budget per node in seconds (0 = none).")
         ] = 10.0,
         output: OutputFormat = Format.text,
+        as_given: Annotated[
+            bool,
+            typer.Option(
+                "--as-given",
+                help="Take the objects as upstream's allocator tests do: no API validation, "
+                "namespaces as written, objects sharing a name kept.",
+            ),
+        ] = False,
     ) -> None:
         """Allocate devices for a pod's claims, or every unallocated claim, on one node or all."""
         from drakit.cli.explain import parse_targets
-        from drakit.model import load_bundle, to_wire
 
         if node is not None and all_nodes:
             raise UsageError("--node and --all-nodes exclude each other")
         feats = features(kubernetes_version, feature_gates)
-        # Objects that share a name are kept, in input order: the allocator decides on them as
-        # upstream's does (two slices of one pool with one name make the pool invalid).  Names
-        # stay as written (no defaulted namespace), so messages read as upstream's.
-        bundle = load_bundle(list(files), allow_duplicate_names=True)
-        inp = ExplainInput.from_objects([{"kind": e.kind, **to_wire(e.obj)} for e in bundle.entries])
+        inp = open_snapshot(files, feats, as_given=as_given)
         objects = [*inp.nodes, *inp.slices, *inp.classes, *inp.claims, *inp.templates, *inp.pods]
         pod: Obj | None = None
         claims: list[Obj] = list(inp.claims)
@@ -248,7 +255,7 @@ def register(app: typer.Typer) -> None:
                 if a.outcome is None:
                     typer.echo(f"node {a.node}: excluded: {a.excluded}")
                 else:
-                    typer.echo(render_text(a, wide=output == Format.wide))
+                    typer.echo(render_text(a, wide=output == Format.wide, name_node=True))
         else:
             typer.echo(render_text(answers[0], wide=output == Format.wide))
         raise typer.Exit(_exit(answers))

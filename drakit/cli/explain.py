@@ -6,7 +6,7 @@ requests devices and has not started, grouped by verdict and cause.
 
 Exit codes follow the worst verdict: 0 ok (or no waiting pod), 3 waiting or never (the pod
 cannot run now), 1 broken (an object is wrong) or unreadable input, 2 usage (target not
-found, bad flags).
+found, bad flags).  The input is one validated snapshot (``cli/door.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Annotated
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
+from drakit.cli.door import open_snapshot
 from drakit.cli.options import (
     AllNamespaces,
     FeatureGates,
@@ -36,7 +37,6 @@ from drakit.cli.options import (
 from drakit.errors import UsageError
 from drakit.explain.diagnose import Shared, diagnose
 from drakit.explain.diagnosis import Diagnosis
-from drakit.explain.inputs import ExplainInput
 from drakit.explain.pending import PendingReport, explain_pending, waiting_pods
 from drakit.explain.render import WIDTH, render_json, render_text
 from drakit.features import NEWEST_VERSION
@@ -121,8 +121,6 @@ def register(app: typer.Typer) -> None:
         output: OutputFormat = Format.text,
     ) -> None:
         """Explain why a pod or claim waits: verdict, evidence, owner and a suggested fix."""
-        from drakit.model.load import load_bundle
-
         words = list(targets or [])
         if all_pending:
             if words and not (len(words) == 1 and words[0].lower() in ("pod", "pods", "po")):
@@ -138,7 +136,7 @@ def register(app: typer.Typer) -> None:
         requirements = parse_label_selector(selector) if selector is not None else ()
         scope = namespace_scope(namespace, all_namespaces)
         feats = features(kubernetes_version, feature_gates)
-        inp = ExplainInput.from_bundle(load_bundle(list(files)))
+        inp = open_snapshot(files, feats)
         # The loaded bundle lives until the process exits: move it out of the cyclic
         # collector's view, so the diagnosis's many short-lived records do not trigger full
         # passes over it (measured: ~40% of a diagnosis on 5,000 nodes).

@@ -16,8 +16,8 @@ from typing import Any
 
 from drakit.explain.diagnose import Shared, diagnose
 from drakit.explain.diagnosis import Diagnosis
-from drakit.explain.inputs import ExplainInput, Obj, key_of, name_of, namespace_of
 from drakit.features import Features
+from drakit.inventory.snapshot import ClusterSnapshot, Obj, key_of, name_of, namespace_of
 from drakit.outcomes import Verdict
 
 _DONE = {"Running", "Succeeded", "Failed"}
@@ -76,7 +76,7 @@ class PendingReport:
 
 
 def waiting_pods(
-    inp: ExplainInput, namespace: str | None, matches: Callable[[Mapping[str, Any]], bool] = lambda _: True
+    inp: ClusterSnapshot, namespace: str | None, matches: Callable[[Mapping[str, Any]], bool] = lambda _: True
 ) -> list[Obj]:
     """Pods that request devices and have not started (in ``namespace``; every one for ``None``)."""
     out = []
@@ -94,7 +94,7 @@ def waiting_pods(
 
 
 def explain_pending(
-    inp: ExplainInput, pods: Sequence[Obj], *, features: Features | None = None, timeout: float | None = 10.0
+    inp: ClusterSnapshot, pods: Sequence[Obj], *, features: Features | None = None, timeout: float | None = 10.0
 ) -> PendingReport:
     """Diagnose one pod per shape, group every pod by the (verdict, code) of its shape's answer."""
     features = features or Features.for_version()
@@ -139,7 +139,7 @@ def _story(d: Diagnosis) -> str:
     return d.headline.replace(d.target.split("/", 1)[1], "<pod>")
 
 
-def pod_shape(inp: ExplainInput, pod: Obj) -> str:
+def pod_shape(inp: ClusterSnapshot, pod: Obj) -> str:
     """Everything a diagnosis reads about ``pod``, without its name (JSON text, for grouping)."""
     ns = namespace_of(pod)
     meta = pod.get("metadata") or {}

@@ -127,7 +127,7 @@ def test_explain_names_and_usage_errors(bundle: str) -> None:
 @pytest.mark.parametrize(
     ("args", "exit_code", "want"),
     [
-        pytest.param(["pod/small", "--node", "l40s-0"], 0, "claim ml/small-gpus: allocated on node l40s-0", id="template"),
+        pytest.param(["pod/small", "--node", "l40s-0"], 0, "claim ml/small-gpus: allocated", id="template"),
         pytest.param(["pod", "big", "--node", "a100-40"], 3,
                      "8 × request gpus: memory 40Gi; the selector asks >= 48Gi = 49152Mi (short by 8Gi)",
                      id="counted-reasons"),
@@ -214,7 +214,8 @@ def test_cel_expression_starting_with_dash_gets_a_hint() -> None:
         sys.argv = argv
     assert code == 2
     assert "put '--' before it" in err.getvalue() and "drakit cel eval -- '-1 + 2'" in err.getvalue()
-    assert _run("cel", "eval", "--", "-1 + 2") == (0, '{"value": 1, "type": "int"}\n')
+    code, out = _run("cel", "eval", "--", "-1 + 2")
+    assert (code, json.loads(out)["value"]) == (0, 1)
 
 
 DIGITS = "9" * 5000

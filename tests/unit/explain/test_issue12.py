@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from drakit.cli.main import app
 from drakit.explain.diagnose import diagnose
 from drakit.explain.diagnosis import Diagnosis
-from drakit.explain.inputs import ExplainInput
+from drakit.inventory.snapshot import ClusterSnapshot
 from tests.unit.explain import mixed as m
 
 FOUR_SAME_ROOT = m.spec(m.request("gpus", 4, m.H100), constraints=[m.same_root()])
@@ -81,7 +81,7 @@ def _write(tmp_path: Path, objects: list[m.Obj]) -> str:
 
 
 def _diagnose(objects: list[m.Obj], target: str = "train") -> Diagnosis:
-    return diagnose(ExplainInput.from_objects(objects), "pod", target, m.NS)
+    return diagnose(ClusterSnapshot.from_objects(objects), "pod", target, m.NS)
 
 
 @pytest.mark.parametrize(("objects", "verdict", "code", "holders", "exit_code"), ROWS)
@@ -214,7 +214,7 @@ def test_claim_view_points_at_the_pod_that_failed_preparation() -> None:
              "involvedObject": {"kind": "Pod", "name": "train", "namespace": m.NS},
              "reason": "FailedPrepareDynamicResources", "type": "Warning",
              "message": "Failed to prepare dynamic resources: prepare dynamic resources: DRA driver gpu.nvidia.com is not registered"}
-    d = diagnose(ExplainInput.from_objects([*m.cluster(), claim, pod, event]), "claim", "train-gpus", m.NS)
+    d = diagnose(ClusterSnapshot.from_objects([*m.cluster(), claim, pod, event]), "claim", "train-gpus", m.NS)
     assert (d.verdict.value, d.code.value) == ("broken", "DriverNotRegistered")
     assert d.headline.startswith("pod ml/train: node h100-pair: kubelet cannot prepare the devices:")
     assert "is not registered" in d.headline
