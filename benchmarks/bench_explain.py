@@ -23,8 +23,8 @@ Run: ``python benchmarks/bench_explain.py [--nodes N ...] [--repeat R]`` (``--he
 shared 2-core machine, 5,000 nodes, 1,000 pending pods, CPU seconds::
 
     claim kinds  one explain  all 1,000 pods  ratio
-    4            0.48         0.78            1.6x   (within budget)
-    100          0.50         7.52            15.2x  (over: ~75 ms per distinct shape)
+    4            0.47         0.70            1.5x   (within budget)
+    100          0.45         5.32            11.9x  (over: ~50 ms per distinct shape)
 
 Measured on the 2-core development machine (shared: +-15 %), CPU seconds per diagnosis, one
 run each, collector share in parentheses::

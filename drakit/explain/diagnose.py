@@ -89,6 +89,8 @@ class Shared:
         self._index: ClusterIndex | None = None
         self._reach: dict[tuple[str, ...], dict[int, bool]] = {}
         self._positions: dict[int, int] | None = None
+        self._facts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        self._usable: dict[str, tuple[list[Obj], Any]] = {}
 
     @property
     def index(self) -> ClusterIndex:
@@ -103,6 +105,23 @@ class Shared:
         if self._positions is None:
             self._positions = {id(d): i for i, d in enumerate(self.index.devices)}
         return self._positions
+
+    def device_facts(self, attrs: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """Per device of ``index.devices``: the values of ``attrs`` and whether it is tainted,
+        consumes counters or is shared (what a node shape needs besides the selector groups)."""
+        hit = self._facts.get(attrs)
+        if hit is None:
+            hit = self._facts[attrs] = [_device_facts(d, attrs) for d in self.index.devices]
+        return hit
+
+    def usable(self, pod: Obj | None, compute: Callable[[], tuple[list[Obj], Any]]) -> tuple[list[Obj], Any]:
+        """``compute()`` once per node-relevant pod spec (nodeName, selector, affinity, tolerations)."""
+        spec = (pod or {}).get("spec") or {}
+        key = repr([spec.get(k) for k in ("nodeName", "nodeSelector", "affinity", "tolerations")])
+        hit = self._usable.get(key)
+        if hit is None:
+            hit = self._usable[key] = compute()
+        return hit
 
     def reach(self, usable: Sequence[Obj]) -> dict[int, bool]:
         key = tuple(name_of(n) for n in usable)
@@ -549,19 +568,25 @@ def node_exclusion(pod: Obj, node: Obj) -> str:
 
 def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
     nodes, inferred = _nodes(ctx.inp)
-    usable: list[Obj] = []
-    excluded: dict[str, int] = {}
-    taints: dict[str, int] = {}  # "key=value:effect" -> nodes it keeps the pod off
-    for n in nodes:
-        why = node_exclusion(pod, n) if pod is not None else ""
-        if why:
-            excluded[why] = excluded.get(why, 0) + 1
-            if pod is not None and "taint" in why:
-                t = untolerated_node_taint(pod, n)
-                if t:
-                    taints[t] = taints.get(t, 0) + 1
-        else:
-            usable.append(n)
+
+    def partition() -> tuple[list[Obj], Any]:
+        usable: list[Obj] = []
+        excluded: dict[str, int] = {}
+        taints: dict[str, int] = {}  # "key=value:effect" -> nodes it keeps the pod off
+        for n in nodes:
+            why = node_exclusion(pod, n) if pod is not None else ""
+            if why:
+                excluded[why] = excluded.get(why, 0) + 1
+                if pod is not None and "taint" in why:
+                    t = untolerated_node_taint(pod, n)
+                    if t:
+                        taints[t] = taints.get(t, 0) + 1
+            else:
+                usable.append(n)
+        return usable, (excluded, taints)
+
+    usable, (excluded, taints) = ctx.shared.usable(pod, partition)
+    usable = list(usable)
     ctx.nodes = NodeSummary(len(nodes), len(usable), MappingProxyType(dict(sorted(excluded.items()))), inferred)
     if excluded:
         parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
@@ -1377,19 +1402,22 @@ def _shaper(
     sel.scope(exprs)
     gids, _ = sel.groups(index.devices)
     position = ctx.shared.positions
-
-    def device(d: Device) -> tuple[Any, ...]:
-        found = d.raw.get("attributes") or {}
-        values = tuple(
-            repr(found.get(a, found.get(a.split("/", 1)[1]) if a.startswith(d.driver + "/") else None)) for a in attrs
-        )
-        return (gids[position[id(d)]], values, bool(d.raw.get("taints")), bool(d.raw.get("consumesCounters")),
-                d.allow_multiple, repr(d.raw.get("capacity")) if d.allow_multiple else "")
+    static = ctx.shared.device_facts(tuple(attrs))
 
     def shape(devices: Sequence[Device]) -> tuple[Any, ...]:
-        return tuple(sorted(device(d) for d in {id(d): d for d in devices}.values()))
+        at = {position[id(d)] for d in devices}
+        return tuple(sorted((gids[p], static[p]) for p in at))
 
     return shape
+
+
+def _device_facts(d: Device, attrs: tuple[str, ...]) -> tuple[Any, ...]:
+    found = d.raw.get("attributes") or {}
+    values = tuple(
+        repr(found.get(a, found.get(a.split("/", 1)[1]) if a.startswith(d.driver + "/") else None)) for a in attrs
+    )
+    return (values, bool(d.raw.get("taints")), bool(d.raw.get("consumesCounters")), d.allow_multiple,
+            repr(d.raw.get("capacity")) if d.allow_multiple else "")
 
 
 def _fits_without_constraints(
