@@ -218,3 +218,22 @@ def test_claim_view_points_at_the_pod_that_failed_preparation() -> None:
     assert (d.verdict.value, d.code.value) == ("broken", "DriverNotRegistered")
     assert d.headline.startswith("pod ml/train: node h100-pair: kubelet cannot prepare the devices:")
     assert "is not registered" in d.headline
+
+
+def test_all_pending_answers_as_one_diagnosis_per_pod_would() -> None:
+    """Sharing work across pods (one diagnosis per shape, shared index and nodes) changes no answer."""
+    from drakit.explain.pending import explain_pending, waiting_pods
+
+    objects = _bundle(m.busy("h100-quad", range(8), "h1"), m.busy("a100-80", range(6), "a1"))
+    objects += m.pending("t0", FOUR_SAME_ROOT) + m.pending("t1", FOUR_SAME_ROOT)
+    objects += m.pending("e0", EVAL) + m.pending("big", m.spec(m.request("gpus", 4, A100_80)))
+    objects += m.pending("pinned", m.spec(m.request("gpus", 1)), nodeSelector={"kubernetes.io/hostname": "l40s-0"})
+    objects += m.pending("pinned-away", m.spec(m.request("gpus", 1, m.H100)), nodeSelector={"kubernetes.io/hostname": "l40s-0"})
+    objects += m.pending("tmpl", FOUR_SAME_ROOT, via_template=True)
+    snapshot = ClusterSnapshot.from_objects(objects)
+    report = explain_pending(snapshot, waiting_pods(snapshot, m.NS))
+    shared = {p.pod: report.groups[p.group].diagnosis for p in report.pods}
+    for key, got in shared.items():
+        alone = diagnose(snapshot, "pod", key.split("/", 1)[1], m.NS)
+        assert (got.verdict, got.code) == (alone.verdict, alone.code), key
+    assert report.diagnosed < len(report.pods)
