@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from drakit.allocator import allocate
+from drakit.allocator import allocate, has_allocation
 from drakit.allocator.inventory import Inventory, node_selector_matches
 from drakit.allocator.trace import Trace
 from drakit.errors import InvalidArgument, NotFound
@@ -71,7 +71,7 @@ class _Claim:
 
     @property
     def allocated(self) -> bool:
-        return bool(self.obj and (self.obj.get("status") or {}).get("allocation"))
+        return self.obj is not None and has_allocation(self.obj)
 
 
 class Shared:
@@ -95,7 +95,7 @@ class Shared:
     @property
     def index(self) -> ClusterIndex:
         if self._index is None:
-            allocated = [cl for cl in self.inp.claims if (cl.get("status") or {}).get("allocation")]
+            allocated = [cl for cl in self.inp.claims if has_allocation(cl)]
             self._index = ClusterIndex(self.inp.slices, self.features, allocated, self.inp.taint_rules)
         return self._index
 
