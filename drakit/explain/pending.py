@@ -119,9 +119,7 @@ def explain_pending(
     groups: list[PendingGroup] = []
     members: list[PendingPod] = []
     for i, ms in enumerate(ordered):
-        first_pod, _ = ms[0]
-        own = by_shape[pod_shape(inp, first_pod)]
-        groups.append(PendingGroup(own, tuple(key_of(p) for p, _ in ms)))
+        groups.append(PendingGroup(ms[0][1], tuple(key_of(p) for p, _ in ms)))
         for pod, _ in ms:
             labels = (pod.get("metadata") or {}).get("labels") or {}
             members.append(PendingPod(key_of(pod), {str(k): str(v) for k, v in labels.items()}, i))
