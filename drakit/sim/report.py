@@ -32,17 +32,25 @@ def _pct(value: float | None) -> str:
 
 def _group_lines(title: str, groups: Sequence[GroupStats]) -> list[str]:
     lines = [title, f"  {'name':<24} {'pods':>6} {'sched':>6} {'pend':>5} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}  placement"]
+    censored = 0
     for g in groups:
         placement = ", ".join(f"{k} x{v}" for k, v in g.placement) or "-"
+
+        def wait(label: str, value: float | None, g: GroupStats = g) -> str:
+            return ("≥" if label in g.lower_bounds else "") + _fmt(value)
+
         lines.append(
-            f"  {g.name:<24} {g.pods:>6} {g.scheduled:>6} {g.pending:>5} {_fmt(g.wait_p50):>8} "
-            f"{_fmt(g.wait_p90):>8} {_fmt(g.wait_p99):>8} {_fmt(g.wait_max):>8}  {placement}"
+            f"  {g.name:<24} {g.pods:>6} {g.scheduled:>6} {g.pending:>5} {wait('p50', g.wait_p50):>8} "
+            f"{wait('p90', g.wait_p90):>8} {wait('p99', g.wait_p99):>8} {wait('max', g.wait_max):>8}  {placement}"
         )
+        censored += g.censored
         if g.stranded.devices:
             lines.append(
                 f"  {'':<24} stranded: {g.stranded.devices} device(s) larger than needed, "
                 f"{g.stranded.device_seconds / 3600:.1f} device-hours, {g.stranded.excess_gib_hours:.1f} GiB-hours unused memory"
             )
+    if censored:
+        lines.append(f"  ≥: lower bound; {censored} pod(s) still waiting at the end count with the time waited so far")
     return lines
 
 
@@ -65,6 +73,11 @@ def render_text(result: SimulationResult) -> str:
     util = result.utilisation()
     for cls, cap in result.class_capacity:
         lines.append(f"  {cls:<32} {_pct(util.get(cls)):>7} of {cap if cap is not None else '?'} devices")
+    lines.append("")
+    lines.append("utilisation by device product (time-weighted mean)")
+    by_product = result.product_utilisation()
+    for product, count in result.product_capacity:
+        lines.append(f"  {product:<32} {_pct(by_product.get(product)):>7} of {count} devices")
     if pending:
         lines.append("")
         lines.append("pending pods")

@@ -108,6 +108,50 @@ def _class_of(spec: Mapping[str, Any], request: str) -> str:
     return ""
 
 
+MAX_PROBED_CHOICES = 64
+"""Combinations of firstAvailable alternatives probed per template for stranded capacity;
+beyond that a template's allocations are not counted as stranded."""
+
+
+def _choices(spec: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """Every combination of one alternative per firstAvailable request, as ``request/sub`` names."""
+    import itertools
+
+    per_request = [
+        [f"{r.get('name')}/{sub.get('name')}" for sub in r["firstAvailable"]]
+        for r in (spec.get("devices") or {}).get("requests") or []
+        if r.get("firstAvailable")
+    ]
+    count = 1
+    for alternatives in per_request:
+        count *= len(alternatives)
+    return list(itertools.product(*per_request)) if count <= MAX_PROBED_CHOICES else []
+
+
+def _restrict(spec: Mapping[str, Any], choice: tuple[str, ...]) -> dict[str, Any]:
+    """``spec`` with each firstAvailable request cut down to its alternative in ``choice``."""
+    chosen = set(choice)
+    requests = []
+    for r in (spec.get("devices") or {}).get("requests") or []:
+        if r.get("firstAvailable"):
+            r = {**r, "firstAvailable": [s for s in r["firstAvailable"] if f"{r.get('name')}/{s.get('name')}" in chosen]}
+        requests.append(r)
+    return {**spec, "devices": {**(spec.get("devices") or {}), "requests": requests}}
+
+
+def _chosen(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The alternatives an allocation took, in the order :func:`_choices` lists them."""
+    taken = {str(r.get("request", "")) for r in results}
+    out = []
+    for r in (spec.get("devices") or {}).get("requests") or []:
+        for sub in r.get("firstAvailable") or []:
+            name = f"{r.get('name')}/{sub.get('name')}"
+            if name in taken:
+                out.append(name)
+                break
+    return tuple(out)
+
+
 def _probe_claim(spec: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -196,26 +240,31 @@ class Run:
         for product, _ in self.device_info.values():
             product_capacity[product] = product_capacity.get(product, 0) + 1
         self.product_capacity = product_capacity
-        # smallest device memory on which each claim template's spec fits (for stranded capacity)
-        self.min_fit_memory: dict[str, int] = {}
+        # Smallest device memory on which each claim template's spec fits, per choice of
+        # firstAvailable alternatives (for stranded capacity): an allocation is measured against
+        # what the alternative it was given accepts, so a first choice is never "waste" for
+        # fitting a smaller device that only a later alternative would take.
+        self.min_fit_memory: dict[tuple[str, tuple[str, ...]], int] = {}
         for tmpl in self.templates.values():
             spec = (tmpl.get("spec") or {}).get("spec") or {}
             sig = spec_signature(spec)
-            if sig in self.min_fit_memory:
-                continue
-            best = 0
-            for members in groups.values():
-                answer = self.allocator.fit(self.cluster.nodes[members[0]].obj, [_probe_claim(spec)])
-                if answer.status != "allocated":
+            for choice in _choices(spec):
+                if (sig, choice) in self.min_fit_memory:
                     continue
-                mem = max(
-                    (self.device_info.get((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), ("", 0))[1]
-                     for r in (answer.results[0].get("devices") or {}).get("results") or []),
-                    default=0,
-                )
-                if mem and (best == 0 or mem < best):
-                    best = mem
-            self.min_fit_memory[sig] = best
+                probe = [_probe_claim(_restrict(spec, choice))]
+                best = 0
+                for members in groups.values():
+                    answer = self.allocator.fit(self.cluster.nodes[members[0]].obj, probe)
+                    if answer.status != "allocated":
+                        continue
+                    mem = max(
+                        (self.device_info.get((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), ("", 0))[1]
+                         for r in (answer.results[0].get("devices") or {}).get("results") or []),
+                        default=0,
+                    )
+                    if mem and (best == 0 or mem < best):
+                        best = mem
+                self.min_fit_memory[(sig, choice)] = best
 
         # Phase 3: claims that exist up front (shared claims, possibly already allocated).
         self.usage: dict[str, _Usage] = {}
@@ -256,9 +305,10 @@ class Run:
     def _on_allocated(self, claim: SimClaim, workload: str) -> None:
         alloc = claim.allocation or {}
         spec = claim.obj.get("spec") or {}
-        need = self.min_fit_memory.get(claim.spec_sig, 0)
+        results = (alloc.get("devices") or {}).get("results") or []
+        need = self.min_fit_memory.get((claim.spec_sig, _chosen(spec, results)), 0)
         usage = _Usage(self.now, workload)
-        for r in (alloc.get("devices") or {}).get("results") or []:
+        for r in results:
             key = (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
             product, mem = self.device_info.get(key, (key[0], 0))
             cls = _class_of(spec, str(r.get("request", "")))
@@ -310,7 +360,12 @@ class Run:
         )
         self.pods.append(pod)
         self.cluster.pods[pod.key] = pod
-        # The claim controller: one claim per template entry, before the scheduler sees the pod.
+        # The claim controller (syncPod): one claim per template entry, in order, before the
+        # scheduler sees the pod.  The first entry that fails ends the sync: later entries get
+        # no claim, and the pod's status is not patched, so even the claims already created
+        # are not recorded for it (the controller finds them again on its retries, which fail
+        # the same way while the template is missing).
+        created: dict[str, str] = {}
         for pc in claims:
             if pc.template is None:
                 continue
@@ -323,7 +378,8 @@ class Run:
                     f'PodResourceClaim {pc.name}: resource claim template "{pc.template}": '
                     f'resourceclaimtemplate.resource.k8s.io "{pc.template}" not found',
                 )
-                continue
+                created.clear()
+                break
             generate = generate_name(name, pc.name)
             claim_name = name_from_generate_name(generate, self.names)
             while f"{namespace}/{claim_name}" in self.cluster.claims:
@@ -345,7 +401,8 @@ class Run:
                 sig = self._template_sigs[(namespace, pc.template)] = spec_signature(obj["spec"])
             claim = SimClaim(f"{namespace}/{claim_name}", obj, generated=True, owner_uid=pod.uid, spec_sig=sig)
             self.cluster.claims[claim.key] = claim
-            pod.claim_names[pc.name] = claim_name
+            created[pc.name] = claim_name
+        pod.claim_names.update(created)
         heapq.heappush(self.active, (pod.seq, pod))
         return pod
 

@@ -13,8 +13,9 @@ This module only parses; nothing here touches the file system except :func:`load
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,6 +271,10 @@ class _Checker:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.add(path, ErrorType.TYPE_INVALID, value, "expected a number of seconds")
             return default
+        if not math.isfinite(value):
+            # YAML's .nan and .inf are floats: they would poison every time and percentile.
+            self.add(path, ErrorType.INVALID, str(value), "must be a finite number of seconds")
+            return default
         if value < minimum:
             self.add(path, ErrorType.INVALID, value, f"must be greater than or equal to {minimum:g}")
             return default
@@ -373,6 +378,22 @@ def parse_bytes(value: Any) -> int:
     return int(float(text))
 
 
+def _quantity(c: _Checker, data: Mapping[str, Any], key: str, path: str, parse: Callable[[Any], int]) -> int:
+    """A cpu or memory request: a quantity, finite and not negative (the API server's rule)."""
+    if key not in data:
+        return 0
+    value = data[key]
+    try:
+        amount = parse(value)
+    except (TypeError, ValueError, OverflowError):
+        c.add(path, ErrorType.INVALID, value, f"not a {key} quantity")
+        return 0
+    if amount < 0:
+        c.add(path, ErrorType.INVALID, value, "must be greater than or equal to 0")
+        return 0
+    return amount
+
+
 def _labels(c: _Checker, data: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
     raw = c.mapping(data, "labels", path)
     out = []
@@ -467,17 +488,8 @@ def _workload(c: _Checker, raw: Any, path: str, names: set[str]) -> Workload | N
     claims = _pod_claims(c, raw.get("resourceClaims"), f"{path}.resourceClaims")
     resources = c.mapping(raw, "resources", f"{path}.resources")
     c.unknown(resources, ("cpu", "memory"), f"{path}.resources")
-    cpu = mem = 0
-    if "cpu" in resources:
-        try:
-            cpu = parse_cpu_milli(resources["cpu"])
-        except (TypeError, ValueError):
-            c.add(f"{path}.resources.cpu", ErrorType.INVALID, resources["cpu"], "not a cpu quantity")
-    if "memory" in resources:
-        try:
-            mem = parse_bytes(resources["memory"])
-        except (TypeError, ValueError):
-            c.add(f"{path}.resources.memory", ErrorType.INVALID, resources["memory"], "not a memory quantity")
+    cpu = _quantity(c, resources, "cpu", f"{path}.resources.cpu", parse_cpu_milli)
+    mem = _quantity(c, resources, "memory", f"{path}.resources.memory", parse_bytes)
     recipe = c.string(raw, "recipe", f"{path}.recipe")
     profile = c.string(raw, "profile", f"{path}.profile")
     if not name:
@@ -522,7 +534,33 @@ def _check_manifest(source: str, doc: _Doc) -> list[ObjectErrors]:
             c.add(loc, ErrorType.INVALID, None, err["msg"])
     if not ((data.get("metadata") or {}).get("name")):
         c.add("metadata.name", ErrorType.REQUIRED)
+    if kind == "Pod":
+        _check_pod_times(c, data)
     return c.problems()
+
+
+_TIME_ANNOTATIONS = ("drakit.dev/arrival", "drakit.dev/duration")
+
+
+def _check_pod_times(c: _Checker, pod: Mapping[str, Any]) -> None:
+    """A mixed-in pod's arrival and duration (finite seconds, not negative) and its requests."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    for key in _TIME_ANNOTATIONS:
+        if key not in annotations:
+            continue
+        path = f"metadata.annotations.{key}"
+        try:
+            value = float(annotations[key])
+        except (TypeError, ValueError):
+            c.add(path, ErrorType.INVALID, annotations[key], "expected a number of seconds")
+            continue
+        if not math.isfinite(value) or value < 0:
+            c.add(path, ErrorType.INVALID, annotations[key], "must be a finite number of seconds, at least 0")
+    for i, container in enumerate((pod.get("spec") or {}).get("containers") or []):
+        requests = ((container or {}).get("resources") or {}).get("requests") or {}
+        path = f"spec.containers[{i}].resources.requests"
+        _quantity(c, requests, "cpu", f"{path}.cpu", parse_cpu_milli)
+        _quantity(c, requests, "memory", f"{path}.memory", parse_bytes)
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
