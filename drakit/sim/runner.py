@@ -176,7 +176,7 @@ class Run:
         slices: list[dict[str, Any]] = []
         for group in scenario.nodes:
             for i in range(group.count):
-                node, *node_slices = templates.expand(group.template, f"{group.name_prefix}{i}", dict(group.labels))
+                node, *node_slices = templates.expand(group.template, f"{group.name_prefix}{i}", dict(group.labels), group.topology)
                 nodes.append(node)
                 slices.extend(node_slices)
         classes: list[dict[str, Any]] = []

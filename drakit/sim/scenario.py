@@ -43,7 +43,7 @@ _BASE_BYTES = 120 * 1024 * 1024
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_ADD_NODES = re.compile(r"^(\d+)x([a-z0-9-]+)$")
+ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)$")
 
 # Lines per path: "" is the document itself, "spec.nodes[0].count" a field.
 LineMap = dict[str, int]
@@ -57,6 +57,7 @@ class NodeGroup:
     template: str
     name_prefix: str
     labels: tuple[tuple[str, str], ...] = ()
+    topology: templates.Topology | None = None  # None: the template's default layout
 
 
 @dataclass(frozen=True)
@@ -106,10 +107,30 @@ class Scenario:
     """Which release's control-plane behaviour to reproduce (``drakit.sim.versions``)."""
 
     def with_nodes(self, extra: Sequence[NodeGroup]) -> Scenario:
-        """A copy with more node groups (``--add-nodes``)."""
+        """A copy with more node groups (``--add-nodes 4xh200-8x``)."""
         from dataclasses import replace
 
         return replace(self, nodes=(*self.nodes, *extra))
+
+    def with_objects(self, extra: Sequence[dict[str, Any]]) -> Scenario:
+        """A copy with more mixed-in manifests (``--add-nodes FILE``: Nodes and ResourceSlices)."""
+        from dataclasses import replace
+
+        return replace(self, objects=(*self.objects, *extra))
+
+    def node_names(self) -> set[str]:
+        """Every node name a run of this scenario will have."""
+        names = {f"{g.name_prefix}{i}" for g in self.nodes for i in range(g.count)}
+        return names | {_name(o) for o in self.objects if o.get("kind") == "Node"}
+
+    def pools(self) -> set[tuple[str, str]]:
+        """(driver, pool) of every ResourceSlice: node templates publish one pool per node."""
+        out = {(templates.driver_of(g.template), f"{g.name_prefix}{i}") for g in self.nodes for i in range(g.count)}
+        for o in self.objects:
+            if o.get("kind") == "ResourceSlice":
+                spec = o.get("spec") or {}
+                out.add((str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", ""))))
+        return out
 
     def node_count(self) -> int:
         return sum(g.count for g in self.nodes) + sum(1 for o in self.objects if o.get("kind") == "Node")
@@ -326,7 +347,8 @@ _SPEC_FIELDS = (
     "until",
     "memoryLimitMiB",
 )
-_NODE_FIELDS = ("count", "template", "namePrefix", "labels")
+_NODE_FIELDS = ("count", "template", "namePrefix", "labels", "topology")
+_TOPOLOGY_FIELDS = ("gpusPerPcieRoot", "numaNodes")
 _WORKLOAD_FIELDS = (
     "name",
     "namespace",
@@ -421,9 +443,21 @@ def _node_group(c: _Checker, raw: Any, path: str) -> NodeGroup | None:
     prefix = c.string(raw, "namePrefix", f"{path}.namePrefix", default=f"{template}-")
     if prefix and not _DNS_SUBDOMAIN.match(prefix.rstrip("-") or "x"):
         c.add(f"{path}.namePrefix", ErrorType.INVALID, prefix, "must be a DNS subdomain prefix")
+    topology = None
+    if raw.get("topology") is not None:
+        spec = c.mapping(raw, "topology", f"{path}.topology")
+        c.unknown(spec, _TOPOLOGY_FIELDS, f"{path}.topology")
+        default = templates.Topology()
+        topology = templates.Topology(
+            c.integer(spec, "gpusPerPcieRoot", f"{path}.topology.gpusPerPcieRoot", default=default.gpus_per_pcie_root, minimum=1),
+            c.integer(spec, "numaNodes", f"{path}.topology.numaNodes", default=default.numa_nodes, minimum=1),
+        )
+        problem = templates.check_topology(template, topology) if template else ""
+        if problem:
+            c.add(f"{path}.topology", ErrorType.INVALID, None, f"{template}: {problem}")
     if not template:
         return None
-    return NodeGroup(count, template, prefix, _labels(c, raw, f"{path}.labels"))
+    return NodeGroup(count, template, prefix, _labels(c, raw, f"{path}.labels"), topology)
 
 
 def _pod_claims(c: _Checker, raw: Any, path: str) -> tuple[PodClaim, ...]:
@@ -670,13 +704,78 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(text, str(path))
 
 
+_NODE_KINDS = ("Node", "ResourceSlice")
+
+
+def parse_node_manifests(text: str, source: str, scenario: Scenario) -> tuple[dict[str, Any], ...]:
+    """``--add-nodes FILE``: the user's own Nodes and ResourceSlices, checked against ``scenario``.
+
+    Every document is validated as the API server would (typed model, then the same rules as
+    ``drakit validate``); a Node or pool that the scenario already has, or a slice for a node
+    that exists nowhere, is an error at its line rather than a silently different cluster.
+    """
+    from drakit.model import parse_object
+    from drakit.model.validate import validate_object
+
+    docs = _parse_stream(text, source)
+    problems: list[ObjectErrors] = []
+    objects: list[dict[str, Any]] = []
+    names, pools = scenario.node_names(), scenario.pools()
+    for d in docs:
+        c = _Checker(source, d)
+        data = d.data
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if kind not in _NODE_KINDS:
+            c.add("kind", ErrorType.NOT_SUPPORTED, kind, "--add-nodes takes Node and ResourceSlice manifests")
+            problems.extend(c.problems())
+            continue
+        checked = _check_manifest(source, d)
+        problems.extend(checked)
+        if not checked:
+            errors, _ = validate_object(parse_object(data), scenario.features)
+            for e in errors:
+                c.errors.append((c.line(e.path), e))
+        if kind == "Node":
+            name = _name(data)
+            if name in names:
+                c.add("metadata.name", ErrorType.DUPLICATE, name, "the scenario already has a node of this name")
+            names.add(name)
+        objects.append(data)
+        problems.extend(c.problems())
+    for d, data in ((d, d.data) for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "ResourceSlice"):
+        c = _Checker(source, d)
+        spec = data.get("spec") or {}
+        pool = (str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", "")))
+        if pool in pools:
+            c.add("spec.pool.name", ErrorType.DUPLICATE, pool[1], f"the scenario already publishes pool {pool[1]!r} of driver {pool[0]!r}")
+        node_name = spec.get("nodeName")
+        if node_name and node_name not in names:
+            c.add("spec.nodeName", ErrorType.NOT_FOUND, node_name, "no Node of this name in the scenario or this file")
+        problems.extend(c.problems())
+    if not objects and not problems:
+        raise InvalidInput(f"{source}: --add-nodes: no Node or ResourceSlice in this file")
+    if problems:
+        raise InvalidInput(problems)
+    return tuple(objects)
+
+
+def load_node_manifests(path: str | Path, scenario: Scenario) -> tuple[dict[str, Any], ...]:
+    """Read ``--add-nodes FILE`` (the I/O edge) and check it with :func:`parse_node_manifests`."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InvalidInput(f"{path}: cannot read nodes: {e.strerror or e}") from None
+    return parse_node_manifests(text, str(path), scenario)
+
+
 def parse_add_nodes(spec: str) -> NodeGroup:
     """``4xh200-8x`` -> four h200-8x nodes named ``whatif-h200-8x-<i>``."""
     from drakit.errors import UsageError
 
-    m = _ADD_NODES.match(spec.strip())
+    m = ADD_NODES_PATTERN.match(spec.strip())
     if not m:
-        raise UsageError(f"--add-nodes {spec!r}: want <count>x<template>, e.g. 4xh200-8x")
+        raise UsageError(f"--add-nodes {spec!r}: want <count>x<template>, e.g. 4xh200-8x, or a file of Node and ResourceSlice manifests")
     count, template = int(m.group(1)), m.group(2)
     if count < 1:
         raise UsageError(f"--add-nodes {spec!r}: count must be at least 1")
