@@ -117,6 +117,8 @@ class SimPod:
     gated: bool = False
     attempts: int = 0
     devices: tuple[str, ...] = ()
+    lane: Any = None  # the drakit.sim.lanes.Lane that holds this pod while it waits, if any
+    lane_pos: int = 0
 
     @property
     def key(self) -> str:

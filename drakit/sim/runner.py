@@ -36,6 +36,7 @@ from drakit.sim.controller import (
     generate_name,
     name_from_generate_name,
 )
+from drakit.sim.lanes import Lane
 from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
 from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes, parse_cpu_milli
 from drakit.sim.scheduler import Scheduler, spec_signature
@@ -284,8 +285,9 @@ class Run:
         self.queue: list[tuple[float, int, int, str, Any]] = []
         self._seq = 0
         self.pods: list[SimPod] = []
-        self.active: list[tuple[int, SimPod]] = []
+        self.active: list[tuple[int, int, SimPod | Lane]] = []  # (seq, lane generation, pod or lane)
         self.unschedulable: dict[int, SimPod] = {}
+        self.lanes: dict[Any, Lane] = {}  # signature -> waiting identical pods (fast path only)
         self.running = 0
         self.samples: list[Sample] = []
         self.jobs: dict[str, list[int]] = {}  # job -> [created, completions]
@@ -403,7 +405,7 @@ class Run:
             self.cluster.claims[claim.key] = claim
             created[pc.name] = claim_name
         pod.claim_names.update(created)
-        heapq.heappush(self.active, (pod.seq, pod))
+        heapq.heappush(self.active, (pod.seq, 0, pod))
         return pod
 
     def _workload_pod(self, w: Workload, index: int) -> None:
@@ -470,36 +472,83 @@ class Run:
     def _wake(self) -> None:
         """Something was freed: every unschedulable pod gets another attempt."""
         for seq in sorted(self.unschedulable):
-            heapq.heappush(self.active, (seq, self.unschedulable[seq]))
+            heapq.heappush(self.active, (seq, 0, self.unschedulable[seq]))
         self.unschedulable.clear()
+        for lane in self.lanes.values():
+            heapq.heappush(self.active, (lane.rewind(), lane.gen, lane))
 
     def _schedule_all(self, progress: Progress | None, total: int) -> None:
-        sched = self.scheduler
+        """Attempt every active pod in creation order (lanes stand for their members, see ``lanes``)."""
         while self.active:
-            _, pod = heapq.heappop(self.active)
-            if pod.phase != "Pending":
-                continue
-            attempt = sched.schedule(pod)
-            if attempt.outcome == "bound":
-                self._bind(pod, attempt.node or "")
-                if progress is not None and self._bound % 256 == 0:
-                    progress(self._bound, total)
-                continue
-            if attempt.outcome == "gated":
-                pod.gated = True
-                pod.message, pod.reason = attempt.message, "Gated"
-                continue  # PreEnqueue: no attempt, no event; nothing in a run can ungate it
-            pod.attempts += 1
-            if attempt.message != pod.message:
-                self._event("Warning", "FailedScheduling", pod, attempt.message)
-            pod.message, pod.reason = attempt.message, attempt.reason
-            if attempt.deallocated:
-                # PostFilter freed devices: the claim update re-queues everyone.
-                self._on_released_key(attempt.deallocated)
-                self.unschedulable[pod.seq] = pod
-                self._wake()
-            else:
-                self.unschedulable[pod.seq] = pod
+            _, gen, item = heapq.heappop(self.active)
+            if isinstance(item, Lane):
+                if gen == item.gen:
+                    self._visit_lane(item, progress, total)
+            elif item.phase == "Pending":
+                self._attempt(item, progress, total)
+
+    def _visit_lane(self, lane: Lane, progress: Progress | None, total: int) -> None:
+        """Members up to the next queue entry: all at once while they share a valid failure, else one."""
+        i = lane.skip_dead()
+        if i == len(lane.pods):
+            return
+        memo = self.scheduler.valid_failure(lane.signature)
+        if memo is not None and lane.uniform() == (memo.message, memo.reason):
+            i = lane.count_until(self.active[0][0] if self.active else lane.seqs[-1] + 1)
+        else:
+            gen = lane.gen
+            lane.cursor = i + 1
+            self._attempt(lane.pods[i], progress, total)
+            if lane.gen != gen:
+                return  # the attempt woke everyone: the lane was queued again from its start
+            i = lane.skip_dead()
+        if i < len(lane.pods):
+            lane.gen += 1
+            heapq.heappush(self.active, (lane.seqs[i], lane.gen, lane))
+
+    def _attempt(self, pod: SimPod, progress: Progress | None, total: int) -> None:
+        sched = self.scheduler
+        attempt = sched.schedule(pod)
+        lane = pod.lane
+        if attempt.outcome == "bound":
+            if lane is not None:
+                lane.leave(pod)
+                if not lane.alive:
+                    del self.lanes[lane.signature]
+            self._bind(pod, attempt.node or "")
+            if progress is not None and self._bound % 256 == 0:
+                progress(self._bound, total)
+            return
+        if attempt.outcome == "gated":
+            pod.gated = True
+            pod.message, pod.reason = attempt.message, "Gated"
+            return  # PreEnqueue: no attempt, no event; nothing in a run can ungate it
+        pod.attempts += 1
+        if attempt.message != pod.message:
+            self._event("Warning", "FailedScheduling", pod, attempt.message)
+        old = (pod.message, pod.reason)
+        pod.message, pod.reason = attempt.message, attempt.reason
+        if lane is not None:
+            lane.relabel(old, (pod.message, pod.reason))
+        elif attempt.deallocated:
+            self.unschedulable[pod.seq] = pod
+        if attempt.deallocated:
+            # PostFilter freed devices: the claim update re-queues everyone.
+            self._on_released_key(attempt.deallocated)
+            self._wake()
+        if lane is not None or attempt.deallocated:
+            return
+        signature = sched.last_signature
+        if self.options.fast and signature is not None and all(pc.template is not None for pc in pod.claims):
+            # Only the pod's own scheduling changes claims made from templates: a lane may
+            # stand for it (pods with a shared claim stay on their own).
+            lane = self.lanes.get(signature)
+            if lane is None:
+                lane = self.lanes[signature] = Lane(signature)
+            if lane.accepts(pod):
+                lane.join(pod)
+                return
+        self.unschedulable[pod.seq] = pod
 
     def _on_released_key(self, key: str) -> None:
         usage = self.usage.pop(key, None)
@@ -580,6 +629,8 @@ class Run:
         self.now = end
         for usage in self.usage.values():
             self._account(usage, end)
+        for lane in self.lanes.values():
+            lane.settle_all()
         if progress is not None:
             progress(self._bound, total)
         return self._result(end)
