@@ -17,6 +17,7 @@ from drakit.demo import demo_paths
 from drakit.features import NEWEST_VERSION, Features
 from drakit.inventory.devices import inventory_devices, product_label
 from drakit.model import Bundle, load_bundle, to_wire, validate
+from drakit.profiles.trial import TRIAL_PROFILES
 
 
 def inventory_summary(bundle: Bundle, objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -62,32 +63,75 @@ def placements(objects: list[dict[str, Any]], kubernetes_version: str) -> list[d
     ]
 
 
+TRIAL_NAMESPACE = "drakit-trial"
+
+
+def profile_pods(profiles: Any, objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One pod per selected profile (and driver), with the profile's compiled class and claim.
+
+    The class is left out when the cluster already has one of that name (the platform
+    installed it); names are ``<profile>-<n>`` in namespace ``drakit-trial``.
+    """
+    from drakit.profiles.compile import compile_profile, drivers_for
+
+    have = {(o.get("kind"), (o.get("metadata") or {}).get("name")) for o in objects}
+    out: list[dict[str, Any]] = []
+    for rp in profiles.selected():
+        for i, schema in enumerate(drivers_for(rp)):
+            cp = compile_profile(rp, schema, namespace=TRIAL_NAMESPACE)
+            if ("DeviceClass", cp.class_name) not in have:
+                out.append(cp.device_class)
+                have.add(("DeviceClass", cp.class_name))
+            claim = cp.claim
+            if (claim["kind"], claim["metadata"]["name"]) not in have:
+                out.append(claim)
+                have.add((claim["kind"], claim["metadata"]["name"]))
+            template = cp.fragment.as_pod_template(cp.profile, TRIAL_NAMESPACE)["template"]
+            labels = {**(template.get("metadata") or {}).get("labels", {}), "drakit.dev/recipe": rp.name}
+            out.append({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"{rp.name}-{i}", "namespace": TRIAL_NAMESPACE, "labels": labels},
+                "spec": template["spec"],
+            })
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("trial")
     def trial(
         files: Annotated[
             list[str] | None, typer.Option("-f", "--filename", help="Manifests instead of the embedded demo")
         ] = None,
+        profile: Annotated[
+            list[str] | None,
+            typer.Option("--profile", "-p", help="Profiles to try (files, directories or bundled names); repeatable."),
+        ] = None,
         kubernetes_version: Annotated[str, typer.Option("--kubernetes-version")] = NEWEST_VERSION,
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
     ) -> None:
         """Run the platform trial: inventory, profile eligibility, placements, and why anything waits."""
-        from drakit.profiles.trial import trial_table
+        from drakit.profiles.loader import load_profile_files
+        from drakit.profiles.trial import trial_profiles, trial_table
 
         features = Features.for_version(kubernetes_version)
         paths = files or demo_paths()
         bundle = load_bundle(paths)
+        profiles = load_profile_files(profile) if profile else trial_profiles()
         problems = validate(bundle.objects, features)
         objects = [to_wire(o) for o in bundle.objects]
         summary = inventory_summary(bundle, objects)
-        table = trial_table(bundle)
+        table = trial_table(bundle, profiles)
+        # Your own profiles: one pod of each is placed too (the demo's recipes bring their pods).
+        workload = profile_pods(profiles, objects) if profile else []
         report: dict[str, Any] = {
             "source": "embedded demo cluster" if not files else paths,
+            "profilesFrom": list(profile) if profile else list(TRIAL_PROFILES),
             "valid": not problems,
             "errors": [line for p in problems for line in p.lines()],
             "inventory": summary,
             "profiles": table.to_json(),
-            "placements": placements(objects, kubernetes_version) if not problems else [],
+            "placements": placements([*objects, *workload], kubernetes_version) if not problems else [],
             "passed": table.passed and not problems,
         }
         if output != Output.text:
@@ -116,13 +160,14 @@ def _print_text(report: dict[str, Any], profile_table: str) -> None:
     if report["placements"]:
         echo("")
         echo("Placements — the recipes' pods scheduled in order, as kube-scheduler would:")
+        width = max(14, *(len(p["pod"]) for p in report["placements"]))
         for p in report["placements"]:
             if p["node"] is None:
-                echo(f"  {p['pod']:<14} Pending: {p['pending']}")
-                echo(f"  {'':<14} run `drakit explain pod/{p['pod'].split('/')[1]} -n {p['pod'].split('/')[0]} -f ...`")
+                echo(f"  {p['pod']:<{width}} Pending: {p['pending']}")
+                echo(f"  {'':<{width}} run `drakit explain pod/{p['pod'].split('/')[1]} -n {p['pod'].split('/')[0]} -f ...`")
                 continue
             devices = ", ".join(d.rsplit("/", 1)[1] for d in p["devices"])
             products = sorted(set(p["products"]))
-            echo(f"  {p['pod']:<14} {p['node']:<14} {devices:<14} {', '.join(products)}")
+            echo(f"  {p['pod']:<{width}} {p['node']:<14} {devices:<14} {', '.join(products)}")
     echo("")
     echo("Trial " + ("PASSED" if report["passed"] else "FAILED"))

@@ -445,5 +445,7 @@ def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileS
     pset = parse_profiles(texts, lib, select=select)
     if not texts:
         return pset
-    given = tuple(dict.fromkeys([*pset.given, *select]))
+    # With names selected too, parse_profiles reports only those: add the files' own profiles.
+    defined = parse_profiles(texts, lib).given if select else pset.given
+    given = tuple(dict.fromkeys([*defined, *select]))
     return ProfileSet(pset.profiles, given)
