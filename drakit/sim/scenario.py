@@ -738,7 +738,7 @@ def parse_node_manifests(text: str, source: str, scenario: Scenario) -> tuple[di
         if kind == "Node":
             name = _name(data)
             if name in names:
-                c.add("metadata.name", ErrorType.DUPLICATE, name, "the scenario already has a node of this name")
+                c.add("metadata.name", ErrorType.DUPLICATE, name, "a node of this name exists already (in the scenario or earlier in this file)")
             names.add(name)
         objects.append(data)
         problems.extend(c.problems())

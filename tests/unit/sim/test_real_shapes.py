@@ -341,7 +341,8 @@ def test_add_nodes_file_runs_the_users_nodes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("objects", "want"),
     [
-        pytest.param([("h100-8x", "l4-0")], 'metadata.name: Duplicate value: "l4-0": the scenario already has a node of this name', id="node-exists"),
+        pytest.param([("h100-8x", "l4-0")], 'metadata.name: Duplicate value: "l4-0": a node of this name exists already', id="node-exists"),
+        pytest.param([("h100-8x", "new-0"), ("l4-4x", "new-0")], 'nodes.yaml:269: metadata.name: Duplicate value: "new-0"', id="node-twice-in-the-file"),
         pytest.param([], "no Node or ResourceSlice in this file", id="empty"),
     ],
 )
