@@ -530,18 +530,18 @@ class Run:
         pod.message, pod.reason = attempt.message, attempt.reason
         if lane is not None:
             lane.relabel(old, (pod.message, pod.reason))
-        elif attempt.deallocated:
-            self.unschedulable[pod.seq] = pod
+        else:
+            self._park(pod, None if attempt.deallocated else sched.last_signature)
         if attempt.deallocated:
             # PostFilter freed devices: the claim update re-queues everyone.
             self._on_released_key(attempt.deallocated)
             self._wake()
-        if lane is not None or attempt.deallocated:
-            return
-        signature = sched.last_signature
+
+    def _park(self, pod: SimPod, signature: Any) -> None:
+        """An unschedulable pod waits: in the lane of its signature where one may stand for it."""
         if self.options.fast and signature is not None and all(pc.template is not None for pc in pod.claims):
-            # Only the pod's own scheduling changes claims made from templates: a lane may
-            # stand for it (pods with a shared claim stay on their own).
+            # Only the pod's own scheduling changes claims made from templates (a pod with a
+            # shared claim waits on its own).
             lane = self.lanes.get(signature)
             if lane is None:
                 lane = self.lanes[signature] = Lane(signature)
