@@ -10,7 +10,7 @@ import typer
 from rich.progress import Progress
 
 from drakit.cli.console import Output, emit, stdout
-from drakit.errors import UsageError
+from drakit.errors import InvalidArgument, UsageError
 
 
 def _progress(enabled: bool) -> Progress | None:
@@ -79,7 +79,10 @@ def simulate(
             bar.stop()
 
     if chart is not None:
-        write_chart(chart, list(zip([label for label, _ in runs], results, strict=True)))
+        try:
+            write_chart(chart, list(zip([label for label, _ in runs], results, strict=True)))
+        except InvalidArgument as e:
+            raise UsageError(f"--chart: {e}") from None
     if len(results) == 1:
         if output == Output.text:
             stdout.file.write(render_text(results[0]))
@@ -97,7 +100,10 @@ def _with_added_nodes(base: Any, spec: str) -> Any:
     from drakit.sim.scenario import ADD_NODES_PATTERN, load_node_manifests, parse_add_nodes
 
     if ADD_NODES_PATTERN.match(spec.strip()) or not Path(spec).exists():
-        return base.with_nodes([parse_add_nodes(spec)])
+        try:
+            return base.with_nodes([parse_add_nodes(spec)])
+        except InvalidArgument as e:
+            raise UsageError(f"--add-nodes: {e}, or a file of Node and ResourceSlice manifests") from None
     return base.with_objects(load_node_manifests(spec, base))
 
 
