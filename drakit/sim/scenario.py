@@ -571,6 +571,10 @@ def _check_manifest(source: str, doc: _Doc) -> list[ObjectErrors]:
         c.add("metadata.name", ErrorType.REQUIRED)
     if kind == "Pod":
         _check_pod_times(c, data)
+    elif kind == "Node" and not c.errors:  # the typed model already named malformed quantities
+        allocatable = (data.get("status") or {}).get("allocatable") or {}
+        _quantity(c, allocatable, "cpu", "status.allocatable.cpu", parse_cpu_milli)
+        _quantity(c, allocatable, "memory", "status.allocatable.memory", parse_bytes)
     return c.problems()
 
 

@@ -360,6 +360,8 @@ def test_add_nodes_file_errors(objects: list[tuple[str, str]], want: str) -> Non
         pytest.param(lambda objs: objs[1]["spec"]["pool"].update(name="l4-0"), 'spec.pool.name: Duplicate value: "l4-0"', id="pool-exists"),
         pytest.param(lambda objs: objs[1]["spec"].update(driver="Not A Driver"), "spec.driver: Invalid value", id="api-validation"),
         pytest.param(lambda objs: objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}), "kind: Unsupported value: \"Pod\"", id="not-a-node"),
+        pytest.param(lambda objs: objs[0]["status"]["allocatable"].update(memory="-512Gi"),
+                     'status.allocatable.memory: Invalid value: "-512Gi": must be greater than or equal to 0', id="negative-allocatable"),
     ],
 )
 def test_add_nodes_file_is_validated(tmp_path: Path, edit: Any, want: str) -> None:
