@@ -32,18 +32,19 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
+def _wait(g: GroupStats, stat: str) -> str:
+    """A wait statistic, marked ``≥`` where an open wait makes it a lower bound."""
+    return ("≥" if stat in g.lower_bounds else "") + _fmt(getattr(g, f"wait_{stat}"))
+
+
 def _group_lines(title: str, groups: Sequence[GroupStats]) -> list[str]:
     lines = [title, f"  {'name':<24} {'pods':>6} {'sched':>6} {'pend':>5} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}  placement"]
     censored = 0
     for g in groups:
         placement = ", ".join(f"{k} x{v}" for k, v in g.placement) or "-"
-
-        def wait(label: str, value: float | None, g: GroupStats = g) -> str:
-            return ("≥" if label in g.lower_bounds else "") + _fmt(value)
-
         lines.append(
-            f"  {g.name:<24} {g.pods:>6} {g.scheduled:>6} {g.pending:>5} {wait('p50', g.wait_p50):>8} "
-            f"{wait('p90', g.wait_p90):>8} {wait('p99', g.wait_p99):>8} {wait('max', g.wait_max):>8}  {placement}"
+            f"  {g.name:<24} {g.pods:>6} {g.scheduled:>6} {g.pending:>5} {_wait(g, 'p50'):>8} "
+            f"{_wait(g, 'p90'):>8} {_wait(g, 'p99'):>8} {_wait(g, 'max'):>8}  {placement}"
         )
         censored += g.censored
         if g.stranded.devices:
@@ -242,7 +243,7 @@ def chart_html(runs: Sequence[tuple[str, SimulationResult]]) -> str:
     title = html.escape(" vs ".join(f"{label} ({r.scenario}, seed {r.seed})" for label, r in runs))
     rows = "".join(
         f"<tr><td>{html.escape(label)}</td><td>{html.escape(g.name)}</td><td>{g.pods}</td><td>{g.scheduled}</td>"
-        f"<td>{g.pending}</td><td>{_fmt(g.wait_p50)}</td><td>{_fmt(g.wait_p90)}</td><td>{_fmt(g.wait_p99)}</td></tr>"
+        f"<td>{g.pending}</td><td>{_wait(g, 'p50')}</td><td>{_wait(g, 'p90')}</td><td>{_wait(g, 'p99')}</td></tr>"
         for label, r in runs
         for g in r.by_workload()
     )
