@@ -4,7 +4,8 @@ For each profile, every device of its driver is either eligible (and, with ``alt
 taken by the first alternative it satisfies) or excluded with a reason.  The checks hold the
 compiled selectors to what the profile itself says, on the devices this inventory publishes:
 
-* a memory bound excludes every device beyond it (``training-48g``: nothing under 48Gi);
+* a memory bound excludes every device beyond it (``training-48g``: nothing under 48Gi), and
+  a product list admits only the products it names;
 * each alternative keeps devices of its own (none is shadowed by an earlier one or matches
   nothing here), and ``smallest-first`` alternatives take smaller devices before larger;
 * a claim of the profile fits on some node (count, colocation);
@@ -24,7 +25,7 @@ from typing import Any
 from drakit.profiles.compile import CompiledProfile, compile_profile, drivers_for, effective
 from drakit.profiles.eligibility import DeviceRow, Eligibility, Evaluator, eligibility, wire_objects
 from drakit.profiles.loader import ProfileSet, ResolvedProfile, example_texts, parse_profiles
-from drakit.profiles.model import MemoryBounds
+from drakit.profiles.model import MemoryBounds, NameSet
 from drakit.profiles.units import parse_memory
 from drakit.quantity import Quantity
 
@@ -139,6 +140,16 @@ def _bounds_check(subject: str, verbs: tuple[str, str, str], bounds: MemoryBound
     return TrialCheck(name, not leaked, detail)
 
 
+def _products_check(subject: str, names: NameSet, taken: Sequence[DeviceRow]) -> TrialCheck:
+    """Every device in ``taken`` is a product ``names`` allows (and none it excludes)."""
+    allow, exclude = set(names.allow or ()), set(names.exclude or ())
+    words = " and ".join(w for w in (f"only {', '.join(sorted(allow))}" if allow else "",
+                                     f"no {', '.join(sorted(exclude))}" if exclude else "") if w)
+    wrong = sorted({r.product for r in taken if (allow and r.product not in allow) or r.product in exclude})
+    return TrialCheck(f"{subject} takes {words}", not wrong,
+                      f"{len(taken)} device(s) taken, all allowed" if not wrong else f"also takes {', '.join(wrong)}")
+
+
 def _span(rows: Sequence[DeviceRow]) -> tuple[Quantity, Quantity] | None:
     sizes = [q for r in rows if (q := _quantity(r.memory)) is not None]
     return (min(sizes), max(sizes)) if sizes else None
@@ -171,13 +182,17 @@ def _checks(rp: ResolvedProfile, cp: CompiledProfile, result: Eligibility) -> li
     checks = []
     if spec.memory is not None and (spec.memory.min or spec.memory.max):
         checks.append(_bounds_check(rp.name, ("excludes every device", "excluded", "admitted"), spec.memory, rows, result.qualifying))
+    if spec.products is not None and (spec.products.allow or spec.products.exclude):
+        checks.append(_products_check(rp.name, spec.products, result.qualifying))
     if spec.alternatives is not None:
         for alt in spec.alternatives.options:
-            bounds = effective(spec, alt).memory
-            if alt.memory is not None and bounds is not None:
-                taken = [r for r in result.qualifying if r.option == alt.name]
-                checks.append(_bounds_check(f"{rp.name} alternative {alt.name!r}", ("takes no device", "kept out", "taken"),
-                                            bounds, rows, taken))
+            req = effective(spec, alt)
+            taken = [r for r in result.qualifying if r.option == alt.name]
+            subject = f"{rp.name} alternative {alt.name!r}"
+            if alt.memory is not None and req.memory is not None:
+                checks.append(_bounds_check(subject, ("takes no device", "kept out", "taken"), req.memory, rows, taken))
+            if alt.products is not None and req.products is not None and (req.products.allow or req.products.exclude):
+                checks.append(_products_check(subject, req.products, taken))
         checks += _alternatives_checks(rp, cp, result)
     fits = [n.node for n in result.nodes if n.fits]
     reasons = sorted({n.reason for n in result.nodes if not n.fits and n.reason})

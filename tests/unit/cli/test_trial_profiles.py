@@ -115,6 +115,7 @@ def checks(report: dict[str, Any]) -> dict[str, tuple[bool, str]]:
             ["eval-ordered"], 0,
             {
                 "eval-ordered alternative 'a100-40' takes no device below 40Gi or above 40Gi": (True, "24 kept out, 0 taken"),
+                "eval-ordered alternative 'l40s' takes only NVIDIA L40S": (True, "4 device(s) taken, all allowed"),
                 "eval-ordered keeps each of its alternatives": (
                     True, "l40s: 4 device(s) (NVIDIA L40S), a100-40: 8 device(s) (NVIDIA A100-SXM4-40GB), rest: 20 device(s) "
                           "(NVIDIA A100-SXM4-80GB, NVIDIA H100 80GB HBM3, NVIDIA L4)"),
@@ -163,3 +164,19 @@ def test_unknown_profile_is_one_line_exit_1(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("error:") and "no-such-profile" in line
+
+
+def test_product_and_memory_checks_catch_selectors_that_admit_everything() -> None:
+    """The derived checks are not restatements of the table: wrong selectors fail them."""
+    from drakit.profiles import parse_profiles
+    from drakit.profiles.loader import example_texts
+    from drakit.profiles.trial import trial_table
+
+    objects = [o for name, template in FLEET for o in templates.expand(template, name)]
+    pset = parse_profiles([(PROFILES["eval-ordered"], "eval.yaml"), (PROFILES["train-2-numa"], "train.yaml")], example_texts())
+    got = {c.name: c for c in trial_table(objects, pset, evaluate=lambda expression, driver, device: True).checks}
+    assert not got["eval-ordered alternative 'l40s' takes only NVIDIA L40S"].passed
+    assert got["eval-ordered alternative 'l40s' takes only NVIDIA L40S"].detail.startswith("also takes NVIDIA A100-SXM4-40GB")
+    assert got["train-2-numa excludes every device below 79Gi"].detail == "0 excluded, 16 admitted (" + ", ".join(
+        f"{node}/gpu-{i}" for node, n in (("a100-40-0", 8), ("l40s-0", 4), ("l4-0", 4)) for i in range(n)) + ")"
+    assert not got["eval-ordered keeps each of its alternatives"].passed
