@@ -31,7 +31,7 @@ def simulate(
     compare: Annotated[Path | None, typer.Option("--compare", help="A second scenario to run with the same seed.")] = None,
     add_nodes: Annotated[
         str | None,
-        typer.Option("--add-nodes", help="What-if: add nodes, e.g. 4xh200-8x, or a file of Node and ResourceSlice manifests."),
+        typer.Option("--add-nodes", help="What-if: add nodes, e.g. 4xh200-8x or 2xh100-8x@root4-numa2, or a file of Node and ResourceSlice manifests."),
     ] = None,
     output: Annotated[Output, typer.Option("-o", "--output", help="text, json or yaml.")] = Output.text,
     chart: Annotated[Path | None, typer.Option("--chart", help="Write utilisation and queue depth to a .png or .html file.")] = None,

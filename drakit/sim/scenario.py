@@ -44,7 +44,7 @@ _BASE_BYTES = 120 * 1024 * 1024
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)$")
+ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)(?:@root(\d+)-numa(\d+))?$")
 
 # Lines per path: "" is the document itself, "spec.nodes[0].count" a field.
 LineMap = dict[str, int]
@@ -773,10 +773,14 @@ def load_node_manifests(path: str | Path, scenario: Scenario) -> tuple[dict[str,
 
 
 def parse_add_nodes(spec: str) -> NodeGroup:
-    """``4xh200-8x`` -> four h200-8x nodes named ``whatif-h200-8x-<i>``."""
+    """``4xh200-8x`` -> four h200-8x nodes named ``whatif-h200-8x-<i>``.
+
+    ``2xh100-8x@root4-numa2`` also sets the topology (four GPUs per PCIe root, two NUMA
+    nodes), as a node group's ``topology`` does in a scenario.
+    """
     m = ADD_NODES_PATTERN.match(spec.strip())
     if not m:
-        raise InvalidArgument(f"node group {quote(spec)}: want <count>x<template>, e.g. 4xh200-8x")
+        raise InvalidArgument(f"node group {quote(spec)}: want <count>x<template>[@root<R>-numa<M>], e.g. 4xh200-8x")
     count, template = int(m.group(1)), m.group(2)
     if count < 1:
         raise InvalidArgument(f"node group {quote(spec)}: count must be at least 1")
@@ -784,4 +788,10 @@ def parse_add_nodes(spec: str) -> NodeGroup:
         templates.parse_template(template)
     except ValueError as e:
         raise InvalidArgument(f"node group {quote(spec)}: {e}") from None
-    return NodeGroup(count, template, f"whatif-{template}-")
+    topology = None
+    if m.group(3) is not None:
+        topology = templates.Topology(int(m.group(3)), int(m.group(4)))
+        problem = templates.check_topology(template, topology)
+        if problem:
+            raise InvalidArgument(f"node group {quote(spec)}: {problem}")
+    return NodeGroup(count, template, f"whatif-{template}-", topology=topology)

@@ -431,3 +431,29 @@ def test_simulate_takes_dash_f(tmp_path: Path, args: list[str], code: int, want:
     path.write_text(BACKLOG)
     res = cli("simulate", "-q", *[a.format(path=path) for a in args])
     assert res.exit_code == code and want in res.output, res.output
+
+
+@pytest.mark.parametrize(
+    ("spec", "code", "placed"),
+    [
+        # Four GPUs on one PCIe root: only servers built that way take the training pods.
+        pytest.param("2xh100-8x", 0, 0, id="default-topology-adds-nothing-that-fits"),
+        pytest.param("2xh100-8x@root4-numa2", 0, 2, id="four-per-root"),
+        pytest.param("1xa100-80gb-8x@root8-numa1", 0, 2, id="one-switch"),
+        pytest.param("2xh100-8x@root3-numa2", 2, 0, id="root-spans-numa"),
+    ],
+)
+def test_add_nodes_with_topology(tmp_path: Path, spec: str, code: int, placed: int) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(scenario(
+        "- {count: 1, template: h100-8x}\n",
+        "- {name: train, count: 2, resourceClaims: [{name: gpus, resourceClaimTemplateName: four-same-root}]}\n",
+        FOUR_SAME_ROOT,
+    ))
+    res = cli("simulate", str(path), "-q", "-o", "json", "--add-nodes", spec)
+    assert res.exit_code == code, res.output
+    if code:
+        assert res.output.startswith("error: --add-nodes: node group") and "do not fill PCIe roots of 3" in res.output
+        return
+    doc = json.loads(res.output)
+    assert doc["variant"]["totals"]["scheduled"] - doc["base"]["totals"]["scheduled"] == placed
