@@ -372,7 +372,7 @@ def test_add_nodes_file_is_validated(tmp_path: Path, edit: Any, want: str) -> No
     nodes.write_text(yaml.safe_dump_all(objs, sort_keys=False))
     res = cli("simulate", str(path), "-q", "--add-nodes", str(nodes))
     assert res.exit_code == 1
-    assert any(line.startswith(f"error: {nodes}:") and want in line for line in res.output.splitlines()), res.output
+    assert any(line.startswith(f"error: {nodes}") and want in line for line in res.output.splitlines()), res.output
 
 
 # --- utilisation per product, the chart's axes, -f -----------------------------------------------
