@@ -36,7 +36,7 @@ def simulate(
         typer.Option("--add-nodes", help="What-if: add nodes, e.g. 4xh200-8x or 2xh100-8x@root4-numa2, or a file of Node and ResourceSlice manifests."),
     ] = None,
     output: Annotated[Output, typer.Option("-o", "--output", help="text, json or yaml.")] = Output.text,
-    chart: Annotated[Path | None, typer.Option("--chart", help="Write utilisation and queue depth to a .png or .html file.")] = None,
+    chart: Annotated[Path | None, typer.Option("--chart", help="Write utilisation per class and product and queue depth to a .png or .html file.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     snapshot_at: Annotated[
         str | None,
