@@ -445,6 +445,10 @@ def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileS
     pset = parse_profiles(texts, lib, select=select)
     if not texts:
         return pset
+    if not pset.given and not select:
+        # Not "every bundled profile": the user named files, and none holds a profile.
+        names = ", ".join(name for _, name in texts)
+        raise InvalidInput(f"{names}: no Profile documents (apiVersion: {API_VERSION}, kind: {KIND})")
     # With names selected too, parse_profiles reports only those: add the files' own profiles.
     defined = parse_profiles(texts, lib).given if select else pset.given
     given = tuple(dict.fromkeys([*defined, *select]))
