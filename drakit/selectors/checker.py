@@ -135,11 +135,10 @@ def _type_assignable(t1: CelType, t2: CelType) -> bool:
 
 
 def _assignable_null(t: CelType) -> bool:
+    """cel-go's internalIsAssignableNull: the legacy nullable kinds, and null itself."""
     return t.kind in (
         T.ANY_K,
         T.DURATION_K,
-        T.LIST_K,
-        T.MAP_K,
         T.NULL_K,
         T.OPAQUE_K,
         T.STRUCT_K,

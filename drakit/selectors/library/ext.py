@@ -180,7 +180,14 @@ def declare_sets(env: Env) -> None:
 # lists (ext.Lists v3 subset)
 
 
+MAX_RANGE_SIZE = 1_000_000  # cel-go ext.Lists' default ListsMaxRangeSize
+
+
 def _range(n: int) -> list[int]:
+    if n < 0:
+        raise EvalError(f"lists.range: size must be non-negative, got {n}")
+    if n > MAX_RANGE_SIZE:
+        raise EvalError(f"lists.range: size {n} exceeds maximum allowed ({MAX_RANGE_SIZE})")
     return list(range(n))
 
 
