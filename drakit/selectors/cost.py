@@ -338,8 +338,11 @@ class Coster:
         if e.function == "dyn" and len(e.args) == 1 and e.target is None:
             s = ONE.add(self.cost(e.args[0]))
             a = e.args[0]
-            if a.id in self.sizes:
-                self.sizes[e.id] = self.sizes[a.id]
+            # cel-go copies the argument's computed size (literal, declared or scalar type):
+            # dyn(1) == dyn(2) is a scalar comparison, not one of unknown size.
+            size = self.size(a)
+            if size != UNKNOWN:
+                self.sizes[e.id] = size
             if a.id in self.paths:
                 self.paths[e.id] = self.paths[a.id]
             return s

@@ -35,6 +35,7 @@ from drakit.selectors.ast import (
 )
 from drakit.selectors.checker import CheckedExpr, Overload
 from drakit.selectors.cost import UNIT_COST_QUANTITY_FUNCTIONS
+from drakit.selectors.library.ext import MAX_RANGE_SIZE
 from drakit.selectors.types import (
     BOOL_KEYS,
     CelType,
@@ -192,7 +193,76 @@ _SIZE_DEPENDENT_OVERLOADS = _SIZE_MIN_OPS | {
 }
 
 
+# cel-go ext.Lists/ext.Sets register their own trackers (they take precedence over the
+# Kubernetes estimator).  They depend on the arguments only, so they are charged *before*
+# the call: sorting a huge list, or building lists.range(n), must hit the cost limit, not
+# the memory or the clock.
+_LIST_CREATE_BASE = 10
+_SETS_FACTOR = {"list_sets_contains_list": 1, "list_sets_intersects_list": 1, "list_sets_equivalent_list": 2}
+
+
+def _self_compare(lst: Any) -> int:
+    n = len(lst)
+    factor = 2.0
+    if n and type(lst[0]) in (str, bytes):
+        factor += 0.1
+    return int(n * n * factor) + 1 + _LIST_CREATE_BASE
+
+
+def pre_call_cost(oid: str, args: tuple[Any, ...]) -> int | None:
+    """The tracker cost of an ext list/set call, known before calling it (None: not one)."""
+    if oid == "lists_range":
+        n = args[0]
+        return n + 1 + _LIST_CREATE_BASE if 0 <= n <= MAX_RANGE_SIZE else None
+    if oid == "list_reverse":
+        return len(args[0]) + 1 + _LIST_CREATE_BASE
+    if oid == "list_distinct":
+        return _self_compare(args[0])
+    if oid.endswith("_sort") and oid.startswith("list_"):
+        return _self_compare(args[0])
+    if oid.endswith("_sortByAssociatedKeys"):
+        return _self_compare(args[1])
+    factor = _SETS_FACTOR.get(oid)
+    if factor is not None:
+        return 1 + len(args[0]) * len(args[1]) * factor
+    return None
+
+
+def _post_list_cost(oid: str, args: tuple[Any, ...], result: Any) -> int | None:
+    """Trackers that need the result: slice (its size), flatten (input size × depth)."""
+    if oid == "list_slice":
+        return len(result) + 1 + _LIST_CREATE_BASE
+    if oid in ("list_flatten", "list_flatten_int"):
+        depth = args[1] if len(args) == 2 else 1
+        return int(len(args[0]) * (depth if depth >= 0 else 1)) + 1 + _LIST_CREATE_BASE
+    return None
+
+
+_TRACKED_OVERLOADS = frozenset(
+    (
+        "lists_range",
+        "list_reverse",
+        "list_distinct",
+        "list_slice",
+        "list_flatten",
+        "list_flatten_int",
+        *_SETS_FACTOR,
+    )
+)
+
+
+def _tracked_overload(oid: str) -> bool:
+    return oid in _TRACKED_OVERLOADS or (
+        oid.startswith("list_") and oid.endswith(("_sort", "_sortByAssociatedKeys"))
+    )
+
+
 def call_cost(fn: str, oid: str, args: tuple[Any, ...], result: Any) -> int:
+    tracked = pre_call_cost(oid, args) if _tracked_overload(oid) else None
+    if tracked is None and _tracked_overload(oid):
+        tracked = _post_list_cost(oid, args, result)
+    if tracked is not None:
+        return tracked
     if fn in _TRAVERSAL_FUNCTIONS:
         return _traversal(args[0]) if args else 0
     if fn in _RECEIVER_SIZE_FUNCTIONS and args:
@@ -224,7 +294,7 @@ def _static_call_cost(fn: str, oid: str) -> int | None:
     """The cost of a call when it does not depend on the argument values (None: it does)."""
     if fn in UNIT_COST_QUANTITY_FUNCTIONS:
         return 1
-    if fn in _SIZE_DEPENDENT_FUNCTIONS or oid in _SIZE_DEPENDENT_OVERLOADS:
+    if fn in _SIZE_DEPENDENT_FUNCTIONS or oid in _SIZE_DEPENDENT_OVERLOADS or _tracked_overload(oid):
         return None
     return 1
 
@@ -610,8 +680,14 @@ class Planner:
 
             def tracked(fr: Frame) -> Any:
                 args = tuple(f(fr) for f in arg_fns)
-                v = impl(*args)
                 used = oid or _which(overloads, args)
+                pre = pre_call_cost(used, args)
+                if pre is not None:
+                    fr.cost += pre
+                    if fr.cost > fr.limit:
+                        raise CostLimitExceeded()
+                    return impl(*args)
+                v = impl(*args)
                 fr.cost += call_cost(fname, used, args, v)
                 if fr.cost > fr.limit:
                     raise CostLimitExceeded()

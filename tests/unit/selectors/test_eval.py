@@ -217,3 +217,26 @@ def test_bad_input_is_a_clear_compile_error(expr: str) -> None:
     assert c.error is not None
     assert c.error.phase == "compile"
     assert c.error.message
+
+
+# cel-go ext.Lists/ext.Sets runtime trackers, charged before the call (oracle-measured).
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pytest.param("lists.range(1000).sort().size() > 0", id="sort-quadratic"),
+        pytest.param("lists.range(2000).distinct().size() > 0", id="distinct-quadratic"),
+        pytest.param("lists.range(1000000).size() > 0", id="range-output-size"),
+        pytest.param("lists.range(700).map(x, string(x)).sort().size() > 0", id="sort-strings"),
+    ],
+)
+def test_list_library_costs_hit_the_limit(expr: str) -> None:
+    c = compile_selector(expr)
+    assert c.error is None
+    with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
+        c.evaluate(VIEW)
+
+
+def test_range_limit_is_upstreams() -> None:
+    c = compile_selector("lists.range(1000000000).size() > 0")
+    with pytest.raises(CelRuntimeError, match=r"size 1000000000 exceeds maximum allowed \(1000000\)"):
+        c.evaluate(VIEW)
