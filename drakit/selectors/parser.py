@@ -39,6 +39,8 @@ from drakit.selectors.types import INT64_MAX, INT64_MIN, UINT64_MAX, Uint
 
 MAX_RECURSION_DEPTH = 250  # cel-go's default parser.MaxRecursionDepth
 MAX_CODE_POINTS = 100_000  # cel-go's default parser.ExpressionSizeCodePointLimit
+MAX_ERRORS_REPORTED = 100  # cel-go's common.Errors maxErrorsToReport
+MAX_SYNTAX_ERRORS = 100  # cel-go's default parser.ErrorReportingLimit
 ACCU = "@result"
 
 RESERVED = frozenset(
@@ -125,6 +127,8 @@ class Issues:
                 continue
             seen.add((it.offset, it.message))
             out.append(render_error(self.source, it.offset, it.message))
+        if len(out) > MAX_ERRORS_REPORTED:  # cel-go's Errors.ToDisplayString
+            out[MAX_ERRORS_REPORTED:] = [f"{len(out) - MAX_ERRORS_REPORTED} more errors were truncated"]
         return "\n".join(out)
 
 
@@ -152,6 +156,9 @@ class ParseError(Exception):
         self.offset = offset
         self.message = message
         self.issues = issues if issues is not None else [Issue(offset, message)]
+
+
+TOO_MANY_SYNTAX_ERRORS = f"More than {MAX_SYNTAX_ERRORS} syntax errors"
 
 
 class _LimitExceeded(ParseError):
@@ -442,6 +449,45 @@ class Macro:
     expand: MacroExpander
 
 
+# ANTLR's token vocabulary in CEL.g4 order: expected-token sets print in this order.
+_VOCAB = (
+    *("'=='", "'!='", "'in'", "'<'", "'<='", "'>='", "'>'", "'&&'", "'||'", "'['", "']'", "'{'", "'}'"),
+    *("'('", "')'", "'.'", "','", "'-'", "'!'", "'?'", "':'", "'+'", "'*'", "'/'", "'%'", "'true'"),
+    *("'false'", "'null'", "NUM_FLOAT", "NUM_INT", "NUM_UINT", "STRING", "BYTES", "IDENTIFIER"),
+    "ESC_IDENTIFIER",
+)
+_EXPR_FIRST = frozenset(
+    (
+        *("'['", "'{'", "'('", "'.'", "'-'", "'!'", "'true'", "'false'", "'null'"),
+        *("NUM_FLOAT", "NUM_INT", "NUM_UINT", "STRING", "BYTES", "IDENTIFIER"),
+    )
+)
+# What may follow a closed primary whatever the context: member suffixes and operators.
+_AFTER_PRIMARY = frozenset(
+    (
+        *("'.'", "'['", "'=='", "'!='", "'in'", "'<'", "'<='", "'>='", "'>'", "'&&'", "'||'", "'+'"),
+        *("'-'", "'*'", "'/'", "'%'", "'?'"),
+    )
+)
+_KIND_NAMES = {T_INT: "NUM_INT", T_UINT: "NUM_UINT", T_DOUBLE: "NUM_FLOAT", T_STRING: "STRING", T_BYTES: "BYTES"}
+
+
+def _token_name(t: Token) -> str:
+    """The token's vocabulary name (``'('``, ``IDENTIFIER``, ``<EOF>``)."""
+    if t.kind == T_OP:
+        return f"'{t.text}'"
+    if t.kind == T_IDENT:
+        if t.value == "quoted":
+            return "ESC_IDENTIFIER"
+        return f"'{t.text}'" if t.text in ("true", "false", "null", "in") else "IDENTIFIER"
+    return _KIND_NAMES.get(t.kind, "<EOF>")
+
+
+def _token_set(names: frozenset[str] | set[str]) -> str:
+    ordered = [n for n in _VOCAB if n in names]
+    return ordered[0] if len(ordered) == 1 else "{" + ", ".join(ordered) + "}"
+
+
 class Parser:
     def __init__(self, text: str, macros: dict[tuple[str, int, bool], Macro] | None = None) -> None:
         self.text = text
@@ -460,6 +506,8 @@ class Parser:
         # Nesting as cel-go's visitor counts it (ternaries, relations, arithmetic, selects,
         # member calls and indexes), per node id: the deepest chain below and including it.
         self.visit_depth: dict[int, int] = {}
+        # Tokens that close each construct being parsed, innermost last (for error reports).
+        self.closers: list[frozenset[str]] = []
 
     # helpers ---------------------------------------------------------------------------------
     def new_id(self, offset: int) -> int:
@@ -488,10 +536,46 @@ class Parser:
             return ParseError(t.offset, f"Syntax error: mismatched input '<EOF>' expecting {expecting}")
         return ParseError(t.offset, f"Syntax error: mismatched input '{text}' expecting {expecting}")
 
-    def expect(self, op: str) -> Token:
-        if not self.peek_op(op):
-            raise self.fail(f"'{op}'")
-        return self.advance()
+    def _display(self, t: Token) -> str:
+        return "<EOF>" if t.kind == T_EOF else t.text
+
+    def sync_fail(self, expected: frozenset[str] | set[str]) -> ParseError:
+        """ANTLR's report at a subrule's decision point: the offending token is extraneous when
+        the one after it is expected (single-token deletion), else mismatched."""
+        t = self.tok
+        nxt = self.toks[min(self.pos + 1, len(self.toks) - 1)]
+        form = "extraneous" if t.kind != T_EOF and _token_name(nxt) in expected else "mismatched"
+        return ParseError(
+            t.offset, f"Syntax error: {form} input '{self._display(t)}' expecting {_token_set(expected)}"
+        )
+
+    def expect(self, op: str, follow: frozenset[str] | None = None) -> Token:
+        """Match one token as ANTLR's recoverInline reports a miss: extraneous (the next token
+        is the one wanted), missing (what follows fits after it), else mismatched."""
+        if self.peek_op(op):
+            return self.advance()
+        t = self.tok
+        nxt = self.toks[min(self.pos + 1, len(self.toks) - 1)]
+        if t.kind != T_EOF and nxt.kind == T_OP and nxt.text == op:
+            raise ParseError(t.offset, f"Syntax error: extraneous input '{t.text}' expecting '{op}'")
+        after = follow if follow is not None else self._after_close()
+        name = "<EOF>" if t.kind == T_EOF else _token_name(t)
+        if name in after:
+            raise ParseError(t.offset, f"Syntax error: missing '{op}' at '{self._display(t)}'")
+        raise self.fail(f"'{op}'")
+
+    def _after_close(self) -> frozenset[str]:
+        """Tokens that may follow a closing bracket here: operators, suffixes, and whatever
+        closes the enclosing construct (end of input at the top)."""
+        return _AFTER_PRIMARY | (self.closers[-1] if self.closers else frozenset(("<EOF>",)))
+
+    @contextmanager
+    def inside(self, closers: frozenset[str]) -> Iterator[None]:
+        self.closers.append(closers)
+        try:
+            yield
+        finally:
+            self.closers.pop()
 
     def _nested(self, e: Expr, *children: Expr, counted: bool = True) -> Expr:
         """Record ``e``'s visitor depth from its children's (+1 when cel-go counts ``e``)."""
@@ -499,6 +583,13 @@ class Parser:
         below = max((vd.get(c.id, 0) for c in children), default=0)
         vd[e.id] = below + 1 if counted else below
         return e
+
+    def _check_syntax_error_count(self) -> None:
+        """ANTLR hands every lexer error to cel-go's listener, which gives up after 100."""
+        if len(self.lex_errors) > MAX_SYNTAX_ERRORS:
+            last = self.lex_errors[MAX_SYNTAX_ERRORS]
+            issues = [*self.lex_errors[:MAX_SYNTAX_ERRORS], Issue(last.offset, TOO_MANY_SYNTAX_ERRORS)]
+            raise _LimitExceeded(last.offset, TOO_MANY_SYNTAX_ERRORS, issues)
 
     def _enter(self, depth: int) -> int:
         if depth > MAX_RECURSION_DEPTH:
@@ -514,12 +605,15 @@ class Parser:
                     -1,
                     f"expression code point size exceeds limit: size: {len(self.text)}, limit {MAX_CODE_POINTS}",
                 )
+            self._check_syntax_error_count()
             e = self.expr()
             if self.tok.kind != T_EOF:
                 raise ParseError(
                     self.tok.offset, f"Syntax error: extraneous input '{self.tok.text}' expecting <EOF>"
                 )
         except _LimitExceeded as stop:
+            if stop.issues[-1].message == TOO_MANY_SYNTAX_ERRORS:
+                raise ParseError(stop.offset, stop.message, stop.issues) from None
             raise ParseError(
                 stop.offset, stop.message, [*self.lex_errors, Issue(stop.offset, stop.message)]
             ) from None
@@ -540,8 +634,9 @@ class Parser:
             cond = self.binary(0)
             if self.peek_op("?"):
                 op = self.advance()
-                e1 = self.binary(0)
-                self.expect(":")
+                with self.inside(frozenset(("':'",))):
+                    e1 = self.binary(0)
+                self.expect(":", follow=_EXPR_FIRST)
                 e2 = self.expr()
                 call = Call(self.new_id(op.offset), op.offset, "_?_:_", [cond, e1, e2])
                 return self._nested(call, cond, e1, e2)
@@ -630,6 +725,8 @@ class Parser:
             ops: list[Token] = []
             while self.peek_op(op):
                 ops.append(self.advance())
+            if _token_name(self.tok) not in _EXPR_FIRST:
+                self._fail_after_unary(ops[-1])
             # A lone sign directly before a number belongs to the literal (ANTLR picks the
             # signed-literal alternative); with two or more, every '-' is an operator and an
             # even count cancels out.
@@ -645,6 +742,19 @@ class Parser:
             call = Call(self.new_id(ops[0].offset), ops[0].offset, fn, [operand])
             return self._nested(call, operand, counted=False)
         return self.member(self.primary())
+
+    def _fail_after_unary(self, last: Token) -> None:
+        """No operand after '!'s or '-'s: ANTLR reports the '!' loop's unwanted token, and for
+        '-' (a sign or an operator) first that it could not decide."""
+        t = self.tok
+        expecting = _token_set(_EXPR_FIRST)
+        if last.text == "!":
+            raise ParseError(
+                t.offset, f"Syntax error: extraneous input '{self._display(t)}' expecting {expecting}"
+            )
+        stop = self._no_viable(last)
+        stop.issues.append(self.fail(expecting).issues[0])
+        raise stop
 
     def _number(self, tok: Token, *, negative: bool, offset: int) -> Expr:
         """A numeric literal; out of range is an error cel-go reports and parses on."""
@@ -676,10 +786,20 @@ class Parser:
                 self.advance()
                 if self.peek_op("?"):  # '.' '?' name: optional field selection
                     self.advance()
+                    if self.tok.kind != T_IDENT or self.tok.text in ("true", "false", "null", "in"):
+                        stop = self.sync_fail(frozenset(("IDENTIFIER", "ESC_IDENTIFIER")))
+                        # cel-go's visitor then meets the missing name
+                        stop.issues.append(Issue(stop.offset, "unsupported ident kind"))
+                        raise stop
                     name = self._field_name()
                     field = Literal(self.new_id(name.offset), name.offset, name.text)
                     e = self._nested(Call(self.new_id(t.offset), t.offset, "_?._", [e, field]), e)
                     continue
+                if self.tok.kind != T_IDENT or self.tok.text == "in":
+                    raise self._no_viable(t)
+                if self.tok.value != "quoted" and self.tok.text in ("true", "false", "null"):
+                    # cel-go rewrites ANTLR's "no viable alternative" for these
+                    raise self.fail("IDENTIFIER")
                 name = self._field_name()
                 if self.peek_op("("):
                     # cel-go places a call (and a macro's expansion) at its '(' token.
@@ -696,7 +816,10 @@ class Parser:
                 optional = self.peek_op("?")
                 if optional:
                     self.advance()
-                idx = self.expr()
+                elif _token_name(self.tok) not in _EXPR_FIRST:
+                    raise self.sync_fail(_EXPR_FIRST | {"'?'"})
+                with self.inside(frozenset(("']'",))):
+                    idx = self.expr()
                 self.expect("]")
                 fn = "_[?_]" if optional else "_[_]"
                 e = self._nested(Call(self.new_id(t.offset), t.offset, fn, [e, idx]), e, idx)
@@ -730,13 +853,37 @@ class Parser:
         if self.peek_op(close):
             self.advance()
             return args
+        if _token_name(self.tok) not in _EXPR_FIRST:
+            raise self.sync_fail(_EXPR_FIRST | {f"'{close}'"})
         while True:
-            args.append(self.expr())
+            with self.inside(frozenset((f"'{close}'", "','"))):
+                args.append(self.expr())
             if self.peek_op(","):
                 self.advance()
                 continue
             self.expect(close)
             return args
+
+    def _no_viable(self, start: Token) -> ParseError:
+        """ANTLR could not choose an alternative: it shows the input from ``start`` on."""
+        nxt = self.tok
+        end = nxt.offset + len(nxt.text) + (2 if nxt.value == "quoted" else 0)
+        seen = self.text[start.offset : min(end, len(self.text))]
+        return ParseError(nxt.offset, f"Syntax error: no viable alternative at input '{seen}'")
+
+    def _separator(self, close: str) -> bool:
+        """After an element of a list, map or message: True when the closing token ends it
+        (a trailing comma is allowed); raises the report ANTLR makes otherwise."""
+        if self.peek_op(","):
+            self.advance()
+            if _token_name(self.tok) not in _EXPR_FIRST | {"'?'"}:
+                self.expect(close)  # ANTLR took the comma as the trailing one
+                return True
+            return False
+        if self.peek_op(close):
+            self.advance()
+            return True
+        raise self.sync_fail(frozenset((f"'{close}'", "','")))
 
     def primary(self) -> Expr:
         t = self.tok
@@ -779,6 +926,8 @@ class Parser:
             if t.text == ".":
                 # leading-dot (root-scoped) identifier
                 self.advance()
+                if self.tok.kind != T_IDENT or self.tok.value == "quoted":
+                    raise self._no_viable(t)  # among the leading-dot alternatives
                 name = self._field_name()
                 if self.peek_op("("):
                     open_offset = self.tok.offset
@@ -790,7 +939,8 @@ class Parser:
                 return Ident(self.new_id(t.offset), t.offset, "." + name.text)
             if t.text == "(":
                 self.advance()
-                e = self.expr()
+                with self.inside(frozenset(("')'",))):
+                    e = self.expr()
                 self.expect(")")
                 return e
             if t.text == "[":
@@ -805,37 +955,48 @@ class Parser:
         elems: list[Expr] = []
         optional: set[int] = set()
         lid = self.new_id(offset)
-        while not self.peek_op("]"):
+        if _token_name(self.tok) not in _EXPR_FIRST | {"']'", "','", "'?'"}:
+            raise self.sync_fail(_EXPR_FIRST | {"']'", "','", "'?'"})
+        if self.peek_op(","):  # '[' ','? ']': an empty list may have its comma
+            self.advance()
+            self.expect("]")
+            return CreateList(lid, offset, [], frozenset())
+        done = self.peek_op("]")
+        if done:
+            self.advance()
+        while not done:
             if self.peek_op("?"):
                 self.advance()
                 optional.add(len(elems))
-            elems.append(self.expr())
-            if self.peek_op(","):
-                self.advance()
-                continue
-            if not self.peek_op("]"):
-                raise self.fail("{',', ']'}")
-        self.advance()
+            with self.inside(frozenset(("']'", "','"))):
+                elems.append(self.expr())
+            done = self._separator("]")
         return self._nested(CreateList(lid, offset, elems, frozenset(optional)), *elems, counted=False)
 
     def _map(self, offset: int) -> Expr:
         mid = self.new_id(offset)
         entries: list[MapEntry] = []
-        while not self.peek_op("}"):
+        if _token_name(self.tok) not in _EXPR_FIRST | {"'}'", "','", "'?'"}:
+            raise self.sync_fail(_EXPR_FIRST | {"'}'", "','", "'?'"})
+        if self.peek_op(","):
+            self.advance()
+            self.expect("}")
+            return CreateMap(mid, offset, [])
+        done = self.peek_op("}")
+        if done:
+            self.advance()
+        while not done:
             opt = False
             if self.peek_op("?"):
                 self.advance()
                 opt = True
-            key = self.expr()
-            colon = self.expect(":")
-            value = self.expr()
+            with self.inside(frozenset(("':'",))):
+                key = self.expr()
+            colon = self.expect(":", follow=_EXPR_FIRST)
+            with self.inside(frozenset(("'}'", "','"))):
+                value = self.expr()
             entries.append(MapEntry(self.new_id(colon.offset), colon.offset, key, value, opt))
-            if self.peek_op(","):
-                self.advance()
-                continue
-            if not self.peek_op("}"):
-                raise self.fail("{',', '}'}")
-        self.advance()
+            done = self._separator("}")
         parts = [x for en in entries for x in (en.key, en.value)]
         return self._nested(CreateMap(mid, offset, entries), *parts, counted=False)
 
@@ -843,21 +1004,27 @@ class Parser:
         brace = self.expect("{")
         sid = self.new_id(brace.offset)
         fields: list[FieldInit] = []
-        while not self.peek_op("}"):
+        first = frozenset(("'}'", "','", "'?'", "IDENTIFIER", "ESC_IDENTIFIER"))
+        if _token_name(self.tok) not in first:
+            raise self.sync_fail(first)
+        if self.peek_op(","):
+            self.advance()
+            self.expect("}")
+            return CreateStruct(sid, brace.offset, name, [])
+        done = self.peek_op("}")
+        if done:
+            self.advance()
+        while not done:
             opt = False
             if self.peek_op("?"):
                 self.advance()
                 opt = True
             fname = self._field_name()
-            colon = self.expect(":")
-            value = self.expr()
+            colon = self.expect(":", follow=_EXPR_FIRST)
+            with self.inside(frozenset(("'}'", "','"))):
+                value = self.expr()
             fields.append(FieldInit(self.new_id(colon.offset), colon.offset, fname.text, value, opt))
-            if self.peek_op(","):
-                self.advance()
-                continue
-            if not self.peek_op("}"):
-                raise self.fail("{',', '}'}")
-        self.advance()
+            done = self._separator("}")
         values = [f.value for f in fields]
         return self._nested(CreateStruct(sid, brace.offset, name, fields), *values, counted=False)
 
