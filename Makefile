@@ -59,3 +59,9 @@ cluster:
 
 test: venv lint oracle cluster
 	$(PY) -m pytest -q
+
+# Property tests with fresh random examples (`make test` replays the same ones every run; see
+# tests/conftest.py).  Failures are kept in .hypothesis/ and replayed first next time.
+.PHONY: fuzz
+fuzz: venv oracle
+	HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q tests/unit tests/oracle

@@ -5,10 +5,16 @@ unsatisfiable result for the latter and raises only for the former.  Every publi
 exception descends from :class:`DrakitError`::
 
     DrakitError
-    ├── InvalidInput          objects that fail loading or validation; carries an ErrorList
+    ├── InvalidInput          objects that fail loading or validation; carries ObjectErrors
     ├── SelectorError         a CEL selector failed to compile or to evaluate
-    ├── AllocationError       the allocator's "error" outcome (upstream's non-nil error)
-    └── UsageError            the command line was used wrongly (exit code 2)
+    ├── AllocationError       the allocator's "error" outcome (internal: allocate() returns it)
+    ├── NotFound              a named object (pod, claim, driver, template) is not there
+    ├── InvalidArgument       a value handed to the core is malformed (gate, version, spec)
+    └── UsageError            the command line was used wrongly; raised by drakit.cli only
+
+The core never raises ``UsageError`` and never names a command-line flag: a web route maps
+``NotFound`` to 404 and ``InvalidArgument`` to 422 where the CLI maps both to exit code 2.
+Names from the input appear in messages through :func:`drakit.gostr.quote`.
 
 Field errors follow the API server's ``field.Error`` layout so that a user who knows
 ``kubectl apply`` recognises them: ``<path>: <Type>: <detail>``.
@@ -17,10 +23,11 @@ Field errors follow the API server's ``field.Error`` layout so that a user who k
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from drakit.gostr import escape, quote
 
 
 class ErrorType(StrEnum):
@@ -93,28 +100,6 @@ class FieldError:
         return {"field": self.path, "type": self.type.value, "detail": self.detail}
 
 
-@dataclass
-class ErrorList:
-    """An ordered, growing list of field errors; validators return all problems, not the first."""
-
-    errors: list[FieldError] = field(default_factory=list)
-
-    def add(self, path: str, type: ErrorType, value: Any = OMIT, detail: str = "") -> None:
-        self.errors.append(FieldError(path, type, value, detail))
-
-    def extend(self, other: Iterable[FieldError]) -> None:
-        self.errors.extend(other)
-
-    def __iter__(self) -> Iterator[FieldError]:
-        return iter(self.errors)
-
-    def __len__(self) -> int:
-        return len(self.errors)
-
-    def __bool__(self) -> bool:
-        return bool(self.errors)
-
-
 class DrakitError(Exception):
     """Base of every exception drakit raises on purpose."""
 
@@ -131,12 +116,13 @@ class ObjectRef:
 
     def __str__(self) -> str:
         key = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        return f'{self.kind} "{key}"'
+        return f"{self.kind} {quote(key)}"
 
     def location(self) -> str:
         if not self.source:
             return ""
-        return self.source if self.index is None else f"{self.source}[{self.index}]"
+        source = escape(self.source)
+        return source if self.index is None else f"{source}[{self.index}]"
 
 
 @dataclass(frozen=True)
@@ -179,5 +165,13 @@ class AllocationError(DrakitError):
     """The allocator's error outcome: broken input met during allocation (upstream returns an error)."""
 
 
+class NotFound(DrakitError):
+    """A named object is not in the input (``pod "ns/name" not found in the input``)."""
+
+
+class InvalidArgument(DrakitError):
+    """A value handed to the core is malformed: a feature gate, a version, a node-group spec."""
+
+
 class UsageError(DrakitError):
-    """The command line was used wrongly."""
+    """The command line was used wrongly; only :mod:`drakit.cli` raises it."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from drakit.errors import UsageError
+from drakit.errors import InvalidArgument
+from drakit.gostr import quote
 
 SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37")
 NEWEST_VERSION = SUPPORTED_VERSIONS[-1]
@@ -49,8 +50,8 @@ class Features:
     @classmethod
     def for_version(cls, version: str = NEWEST_VERSION) -> Features:
         if version not in _DEFAULTS:
-            raise UsageError(
-                f"unsupported Kubernetes version {version!r}: choose one of {', '.join(SUPPORTED_VERSIONS)}"
+            raise InvalidArgument(
+                f"unsupported Kubernetes version {quote(version)}: choose one of {', '.join(SUPPORTED_VERSIONS)}"
             )
         return _DEFAULTS[version]
 
@@ -70,12 +71,12 @@ class Features:
             name, sep, raw = item.partition("=")
             name = name.strip()
             if not sep:
-                raise UsageError(f"feature gate {name!r}: missing '=true' or '=false'")
+                raise InvalidArgument(f"feature gate {quote(name)}: missing '=true' or '=false'")
             if name not in GATES:
-                raise UsageError(f"unknown feature gate {name!r}: known gates are {', '.join(GATES)}")
+                raise InvalidArgument(f"unknown feature gate {quote(name)}: known gates are {', '.join(GATES)}")
             value = raw.strip().lower()
             if value not in ("true", "false"):
-                raise UsageError(f"feature gate {name}: invalid value {raw!r}, want true or false")
+                raise InvalidArgument(f"feature gate {name}: invalid value {quote(raw)}, want true or false")
             changes[GATES[name]] = value == "true"
         return replace(self, **changes)
 

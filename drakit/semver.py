@@ -10,8 +10,9 @@ Kubernetes CEL ``semver(s, true)`` normalisation (library version 1, Kubernetes 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+
+from drakit.gostr import quote
 
 __all__ = [
     "PRVersion",
@@ -29,35 +30,6 @@ class SemverError(ValueError):
     """A string is not a version (blang/semver's error texts)."""
 
 
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def _go_quote(s: str) -> str:
-    """Go's ``%q`` / ``strconv.Quote`` for the strings blang puts in its messages."""
-    out = ['"']
-    for ch in s:
-        o = ord(ch)
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch == " " or (o >= 0x20 and o != 0x7F and _go_is_print(ch)):
-            out.append(ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif o < 0x20 or o == 0x7F:
-            out.append(f"\\x{o:02x}")
-        elif o < 0x10000:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(f"\\U{o:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def _go_is_print(ch: str) -> bool:
-    # unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
-    return unicodedata.category(ch)[0] in "LMNPS"
-
-
 def _contains_only(s: str, allowed: frozenset[str]) -> bool:
     return all(c in allowed for c in s)
 
@@ -69,10 +41,10 @@ def _has_leading_zeroes(s: str) -> bool:
 def _parse_uint64(s: str) -> int:
     """strconv.ParseUint(s, 10, 64) for an ASCII-digit string, with Go's error texts."""
     if not s:
-        raise SemverError(f"strconv.ParseUint: parsing {_go_quote(s)}: invalid syntax")
+        raise SemverError(f"strconv.ParseUint: parsing {quote(s)}: invalid syntax")
     v = int(s)
     if v > _U64_MAX:
-        raise SemverError(f"strconv.ParseUint: parsing {_go_quote(s)}: value out of range")
+        raise SemverError(f"strconv.ParseUint: parsing {quote(s)}: value out of range")
     return v
 
 
@@ -91,12 +63,12 @@ class PRVersion:
         if _contains_only(s, _NUMBERS):
             if _has_leading_zeroes(s):
                 raise SemverError(
-                    f"Numeric PreRelease version must not contain leading zeroes {_go_quote(s)}"
+                    f"Numeric PreRelease version must not contain leading zeroes {quote(s)}"
                 )
             return cls(version_num=_parse_uint64(s), is_num=True)
         if _contains_only(s, _ALPHANUM):
             return cls(version_str=s)
-        raise SemverError(f"Invalid character(s) found in prerelease {_go_quote(s)}")
+        raise SemverError(f"Invalid character(s) found in prerelease {quote(s)}")
 
     def compare(self, other: PRVersion) -> int:
         if self.is_num != other.is_num:
@@ -149,15 +121,15 @@ class Semver:
             if not b:
                 raise SemverError("Build meta data is empty")
             if not _contains_only(b, _ALPHANUM):
-                raise SemverError(f"Invalid character(s) found in build meta data {_go_quote(b)}")
+                raise SemverError(f"Invalid character(s) found in build meta data {quote(b)}")
         return cls(major, minor, patch, pre, tuple(build))
 
     @staticmethod
     def _number(s: str, lower: str, title: str) -> int:
         if not _contains_only(s, _NUMBERS):
-            raise SemverError(f"Invalid character(s) found in {lower} number {_go_quote(s)}")
+            raise SemverError(f"Invalid character(s) found in {lower} number {quote(s)}")
         if _has_leading_zeroes(s):
-            raise SemverError(f"{title} number must not contain leading zeroes {_go_quote(s)}")
+            raise SemverError(f"{title} number must not contain leading zeroes {quote(s)}")
         return _parse_uint64(s)
 
     @classmethod

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,14 +25,15 @@ from drakit.allocator import cel
 from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
 from drakit.allocator.inventory import CapacityEntry, Device, Inventory, NodePools, Pool, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of, quantity_sum
+from drakit.allocator.trace import Trace
+from drakit.clock import SYSTEM_CLOCK, Clock, IdSource, RandomIds
 from drakit.errors import AllocationError
-from drakit.explain.reasons import ReasonCode
-from drakit.explain.trace import Trace
 from drakit.features import Features
+from drakit.outcomes import ReasonCode
 from drakit.quantity import Format, Quantity
 
 MAX_RESULTS = 32  # resourceapi.AllocationResultsMaxSize
-DEADLINE_EVERY = 64  # steps between deadline checks: time.monotonic() is cheap but not free
+DEADLINE_EVERY = 64  # steps between deadline checks: reading the clock is cheap but not free
 UNSATISFIABLE_MESSAGE = "cannot allocate all claims"
 TIMEOUT_MESSAGE = "timed out trying to allocate devices"
 
@@ -170,6 +169,8 @@ class _Run:
         state: AllocatedState,
         deadline: float | None,
         trace: Trace | None,
+        clock: Clock,
+        ids: IdSource,
     ) -> None:
         self.inv = inv
         self.f = features
@@ -182,6 +183,8 @@ class _Run:
         self.state = state
         self.deadline = deadline
         self.trace = trace
+        self.clock = clock
+        self.ids = ids
         self.reqs: list[list[_Req | list[_Req]]] = []
         self.constraints: list[list[Constraint]] = []
         self.selected: list[dict[int, int]] = [{} for _ in claims]
@@ -684,7 +687,7 @@ class _Run:
                 return None
             if multi:
                 consumed = dict(amounts)
-                share_id = str(uuid.uuid4())
+                share_id = self.ids.new_id()
                 cap_existed = key in self.allocating_cap
                 pending = self.allocating_cap.setdefault(key, {})
                 for name, v in amounts.items():
@@ -724,7 +727,7 @@ class _Run:
         if (
             self.deadline is not None
             and self.steps % DEADLINE_EVERY == 0
-            and time.monotonic() > self.deadline
+            and self.clock.monotonic() > self.deadline
         ):
             raise _Timeout
         if ci >= len(self.claims):
@@ -1095,14 +1098,18 @@ def allocate(
     timeout: float | None = 10.0,
     trace: Trace | None = None,
     inventory: Inventory | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+    ids: IdSource | None = None,
 ) -> AllocationOutcome:
     """Allocate every claim without ``status.allocation`` together, in input order, on ``node``.
 
     ``slices``/``classes`` are ignored when an ``inventory`` is given (it already indexes them).
     Claims with ``status.allocation`` only mark their devices as in use.  Inputs are never
-    modified; the returned claims are deep copies.
+    modified; the returned claims are deep copies.  ``clock`` times the deadline and the stats;
+    ``ids`` mints the share IDs of consumable-capacity shares (default: random UUIDs, as
+    upstream's allocator does).
     """
-    started = time.monotonic()
+    started = clock.monotonic()
     inv = inventory if inventory is not None else Inventory(slices, classes)
     to_allocate = [c for c in claims if not _in_use(c)]
     in_use = [c for c in claims if _in_use(c)]
@@ -1114,7 +1121,7 @@ def allocate(
         state = inv.state
     pools = inv.pools_for(node, features)
     deadline = started + timeout if timeout else None
-    run = _Run(inv, features, node, pools, to_allocate, state, deadline, trace)
+    run = _Run(inv, features, node, pools, to_allocate, state, deadline, trace, clock, ids or RandomIds())
     copies = tuple(_copy_claim(c) for c in to_allocate)
 
     def finish(
@@ -1123,7 +1130,7 @@ def allocate(
         results: Sequence[dict[str, Any]] = (),
     ) -> AllocationOutcome:
         stats = SearchStats(
-            steps=run.steps, devices_considered=run.considered, elapsed_s=time.monotonic() - started
+            steps=run.steps, devices_considered=run.considered, elapsed_s=clock.monotonic() - started
         )
         return AllocationOutcome(
             status=status, claims=copies, message=message, results=tuple(results), stats=stats

@@ -12,9 +12,9 @@ from typing import Annotated, Any
 import typer
 
 from drakit.allocator import AllocationOutcome, allocate
+from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
 from drakit.errors import UsageError
-from drakit.explain.trace import Trace
 from drakit.features import NEWEST_VERSION, Features
 from drakit.model import load_bundle, to_wire
 

@@ -1,7 +1,9 @@
 """Output formats, exit codes and the one place where exceptions become messages.
 
-Exit codes: 0 success, 1 invalid input (or "invalid" verdicts), 2 usage, 3 unsatisfiable,
-4 allocation error.  No command ever ends in a traceback for bad input.
+Exit codes: 0 success, 1 invalid input (or "invalid" verdicts), 2 usage (a wrong command line,
+an object named on it that is not in the input, a malformed argument), 3 unsatisfiable,
+4 allocation error.  No command ever ends in a traceback for bad input, and no message reaches
+the terminal with a control character in it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,16 @@ import typer
 import yaml
 from rich.console import Console
 
-from drakit.errors import AllocationError, DrakitError, InvalidInput, SelectorError, UsageError
+from drakit.errors import (
+    AllocationError,
+    DrakitError,
+    InvalidArgument,
+    InvalidInput,
+    NotFound,
+    SelectorError,
+    UsageError,
+)
+from drakit.gostr import escape
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -46,21 +57,21 @@ def emit(obj: Any, output: Output) -> None:
 
 
 def error_line(message: str) -> None:
-    """One line on stderr, prefixed like kubectl's errors."""
-    print(f"error: {message}", file=sys.stderr)
+    """One line on stderr, prefixed like kubectl's errors; control characters arrive escaped."""
+    print(f"error: {escape(message)}", file=sys.stderr)
 
 
-def run_guarded(app: typer.Typer) -> int:
-    """Run the typer app; map drakit exceptions to one-line messages and exit codes.
+def run_guarded(app: typer.Typer, args: list[str] | None = None) -> int:
+    """Run the typer app on ``args`` (default: ``sys.argv``); map drakit exceptions to exit codes.
 
     typer itself handles usage errors (exit 2) in standalone mode; anything drakit
     raises on purpose becomes one line on stderr and its exit code.
     """
     try:
-        app()
+        app(args=args, prog_name="drakit")
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except UsageError as e:
+    except (UsageError, NotFound, InvalidArgument) as e:
         error_line(str(e))
         return EXIT_USAGE
     except InvalidInput as e:

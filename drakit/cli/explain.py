@@ -14,11 +14,11 @@ import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
 from drakit.errors import UsageError
-from drakit.explain.codes import Verdict
 from drakit.explain.diagnose import diagnose
 from drakit.explain.inputs import ExplainInput
 from drakit.explain.render import render_json, render_text
 from drakit.features import NEWEST_VERSION, Features
+from drakit.outcomes import Verdict
 
 EXIT_FOR_VERDICT = {
     Verdict.OK: EXIT_OK,

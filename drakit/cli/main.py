@@ -22,7 +22,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-_NOT_VERBS = {"main", "console"}
+_NOT_VERBS = {"main", "console", "testing"}
 
 
 @app.callback()

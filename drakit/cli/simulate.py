@@ -10,7 +10,7 @@ import typer
 from rich.progress import Progress
 
 from drakit.cli.console import Output, emit, stdout
-from drakit.errors import UsageError
+from drakit.errors import InvalidArgument, UsageError
 
 
 def _progress(enabled: bool) -> Progress | None:
@@ -46,7 +46,11 @@ def simulate(
         variant = load_scenario(compare)
         labels = (scenario.stem, compare.stem if compare.stem != scenario.stem else f"{compare.stem} (2)")
     elif add_nodes is not None:
-        variant = base.with_nodes([parse_add_nodes(add_nodes)])
+        try:
+            group = parse_add_nodes(add_nodes)
+        except InvalidArgument as e:
+            raise UsageError(f"--add-nodes: {e}") from None
+        variant = base.with_nodes([group])
         labels = ("base", f"+{add_nodes}")
     base.check_memory()
     if variant is not None:
@@ -70,7 +74,10 @@ def simulate(
             bar.stop()
 
     if chart is not None:
-        write_chart(chart, list(zip([label for label, _ in runs], results, strict=True)))
+        try:
+            write_chart(chart, list(zip([label for label, _ in runs], results, strict=True)))
+        except InvalidArgument as e:
+            raise UsageError(f"--chart: {e}") from None
     if len(results) == 1:
         if output == Output.text:
             stdout.file.write(render_text(results[0]))

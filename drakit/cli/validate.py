@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Output, emit, error_line
-from drakit.errors import InvalidInput, ObjectErrors, UsageError
+from drakit.errors import InvalidArgument, InvalidInput, ObjectErrors
 from drakit.features import NEWEST_VERSION, Features
 
 
@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        except UsageError as e:
+        except InvalidArgument as e:
             error_line(str(e))
             raise typer.Exit(EXIT_USAGE) from None
         try:

@@ -9,7 +9,8 @@ pod rather than a non-match.
 from __future__ import annotations
 
 from drakit.drivers.schema import AttributeSpec, CapacitySpec, DriverSchema, SchemaChange
-from drakit.errors import UsageError
+from drakit.errors import NotFound
+from drakit.gostr import quote
 
 STANDARD_DOMAIN = "resource.kubernetes.io"
 PCIE_ROOT = f"{STANDARD_DOMAIN}/pcieRoot"
@@ -220,15 +221,15 @@ def parse_driver_ref(ref: str) -> tuple[str, str | None]:
 
 
 def get_schema(driver: str, version: str | None = None) -> DriverSchema:
-    """The schema of ``driver`` at ``version`` (default: newest); UsageError names the known ones."""
+    """The schema of ``driver`` at ``version`` (default: newest); NotFound names the known ones."""
     schemas = DRIVERS.get(driver)
     if schemas is None:
-        raise UsageError(f"unknown driver {driver!r}: known drivers are {', '.join(known_drivers())}")
+        raise NotFound(f"unknown driver {quote(driver)}: known drivers are {', '.join(known_drivers())}")
     if version is None:
         return schemas[-1]
     for s in schemas:
         if s.version == version:
             return s
-    raise UsageError(
-        f"unknown schema version {version!r} of {driver}: known versions are {', '.join(schema_versions(driver))}"
+    raise NotFound(
+        f"unknown schema version {quote(version)} of {driver}: known versions are {', '.join(schema_versions(driver))}"
     )

@@ -1,10 +1,5 @@
-"""Explanations: why a device was or was not chosen.
+"""Explanations: why a pod or claim waits, and why a device was or was not chosen.
 
-``reasons`` holds the stable vocabulary (:class:`ReasonCode`, :class:`Reason`); ``trace`` holds
-the collector the allocator writes into at exactly its rejection points.
+The vocabulary (codes, verdicts, the :class:`~drakit.outcomes.Reason` record) lives below the
+allocator in :mod:`drakit.outcomes`; the allocator's trace in :mod:`drakit.allocator.trace`.
 """
-
-from drakit.explain.reasons import Reason, ReasonCode, Severity
-from drakit.explain.trace import Trace
-
-__all__ = ["Reason", "ReasonCode", "Severity", "Trace"]

@@ -13,7 +13,7 @@ Stages (reference notes §5.4), numbered as in the code below:
    most promising nodes for constraints that fail together, with the best partial assignment;
 7. node preparation — kubelet ``FailedPrepareDynamicResources`` and binding conditions.
 
-Every situation becomes a :class:`Finding`; the headline is the first blocking finding in stage
+Every situation becomes a :class:`Reason`; the headline is the first blocking finding in stage
 order (a claim that merely is not created yet yields to a later "never" or "broken" finding, since
 creating it would not help).  Pure: no I/O, inputs are never modified.
 """
@@ -30,9 +30,9 @@ from typing import Any
 
 from drakit.allocator import allocate
 from drakit.allocator.inventory import Inventory, node_selector_matches
-from drakit.errors import UsageError
-from drakit.explain.codes import Code, ExplainCode, Owner, Stage, Verdict
-from drakit.explain.diagnosis import Diagnosis, Finding, Funnel, Holder, NodeSummary, Partial
+from drakit.allocator.trace import Trace
+from drakit.errors import InvalidArgument, NotFound
+from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
     ClusterIndex,
     Device,
@@ -47,9 +47,9 @@ from drakit.explain.funnel import (
     tolerates,
 )
 from drakit.explain.inputs import ExplainInput, Obj, key_of, name_of, namespace_of
-from drakit.explain.reasons import ReasonCode
-from drakit.explain.trace import Trace
 from drakit.features import Features
+from drakit.gostr import quote
+from drakit.outcomes import Code, ExplainCode, Owner, Reason, ReasonCode, Stage, Verdict, verdict_of
 
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
 MAX_ALLOCATOR_NODES = 16
@@ -79,8 +79,8 @@ class _Ctx:
     inp: ExplainInput
     features: Features
     timeout: float | None
-    findings: list[Finding] = field(default_factory=list)
-    blockers: list[Finding] = field(default_factory=list)
+    findings: list[Reason] = field(default_factory=list)
+    blockers: list[Reason] = field(default_factory=list)
     funnels: list[Funnel] = field(default_factory=list)
     holders: list[Holder] = field(default_factory=list)
     partial: Partial | None = None
@@ -101,8 +101,8 @@ class _Ctx:
         request: str = "",
         device: str = "",
         **detail: Any,
-    ) -> Finding:
-        f = Finding(
+    ) -> Reason:
+        f = Reason(
             code=code,
             message=message,
             stage=stage,
@@ -132,7 +132,7 @@ def diagnose(
     features: Features | None = None,
     timeout: float | None = 10.0,
 ) -> Diagnosis:
-    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`UsageError` if it is not there."""
+    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`NotFound` if it is not there."""
     ctx = _Ctx(inp, features or Features.for_version(), timeout)
     return _diagnose(ctx, kind, name, namespace)
 
@@ -142,17 +142,17 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
     if kind == "pod":
         pod = inp.find_pod(name, namespace)
         if pod is None:
-            raise UsageError(f'pod "{namespace}/{name}" not found in the input')
+            raise NotFound(f"pod {quote(namespace + '/' + name)} not found in the input")
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
     elif kind in ("claim", "resourceclaim"):
         claim = inp.find_claim(name, namespace)
         if claim is None:
-            raise UsageError(f'resourceclaim "{namespace}/{name}" not found in the input')
+            raise NotFound(f"resourceclaim {quote(namespace + '/' + name)} not found in the input")
         _diagnose_claim(ctx, claim)
         target = f"claim/{namespace}/{name}"
     else:
-        raise UsageError(f"cannot explain {kind!r}: use pod/NAME or claim/NAME")
+        raise InvalidArgument(f"cannot explain a {quote(kind)}: only pods and resource claims are explained")
     return _conclude(ctx, target)
 
 
@@ -186,7 +186,7 @@ def _conclude(ctx: _Ctx, target: str) -> Diagnosis:
     )
 
 
-def _headline(blockers: Sequence[Finding]) -> Finding | None:
+def _headline(blockers: Sequence[Reason]) -> Reason | None:
     if not blockers:
         return None
     ordered = sorted(blockers, key=lambda f: _STAGE_ORDER.index(f.stage))
@@ -1037,15 +1037,15 @@ def _run_allocator(
             claim=first.claim, request=first.request, example=first.message,
         )
         return
-    for code, verdict in (
-        (ReasonCode.COUNTERS_EXHAUSTED, Verdict.WAITING),
-        (ReasonCode.CAPACITY_EXCEEDED, Verdict.WAITING),
-        (ReasonCode.TAINT_NOT_TOLERATED, Verdict.WAITING),
-        (ReasonCode.DEVICE_IN_USE, Verdict.WAITING),
+    for code in (
+        ReasonCode.COUNTERS_EXHAUSTED,
+        ReasonCode.CAPACITY_EXCEEDED,
+        ReasonCode.TAINT_NOT_TOLERATED,
+        ReasonCode.DEVICE_IN_USE,
     ):
         if code in codes:
             r = next(x for x in trace.reasons if x.code == code)
-            ctx.add(code, f"allocation on node {node}: {r.message}", Stage.DEVICES, verdict, Owner.PLATFORM,
+            ctx.add(code, f"allocation on node {node}: {r.message}", Stage.DEVICES, verdict_of(code), Owner.PLATFORM,
                     hint=r.hint or "wait for devices to be freed", claim=r.claim, request=r.request, device=r.device)
             return
     ctx.add(ExplainCode.NOT_ENOUGH_DEVICES, f"the allocator cannot place the claims on node {node}: {message}",

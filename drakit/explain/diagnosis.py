@@ -12,42 +12,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from drakit.explain.codes import Code, Owner, Stage, Verdict
+from drakit.outcomes import Code, Owner, Reason, Stage, Verdict
 
 
 def _frozen(d: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
     return MappingProxyType(dict(d or {}))
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One piece of evidence: a stable code, a message that leads with the object chain."""
-
-    code: Code
-    message: str
-    stage: Stage
-    verdict: Verdict
-    owner: Owner
-    claim: str = ""
-    request: str = ""
-    device: str = ""
-    detail: Mapping[str, Any] = field(default_factory=_frozen)
-    hint: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "code": self.code.value,
-            "stage": self.stage.value,
-            "verdict": self.verdict.value,
-            "owner": self.owner.value,
-            "message": self.message,
-        }
-        for key in ("claim", "request", "device", "hint"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
-        if self.detail:
-            out["detail"] = dict(self.detail)
-        return out
 
 
 @dataclass(frozen=True)
@@ -137,10 +106,6 @@ _STATIC_KEYS = frozenset({"inventory", "class", "capacity", "node", "taints", "b
 }
 
 
-def is_static_step(key: str) -> bool:
-    return key in _STATIC_KEYS
-
-
 @dataclass(frozen=True)
 class Holder:
     """A claim holding devices a request could use."""
@@ -204,7 +169,7 @@ class Diagnosis:
     owner: Owner
     fix: str
     stage: Stage
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[Reason, ...] = ()
     funnels: tuple[Funnel, ...] = ()
     holders: tuple[Holder, ...] = ()
     partial: Partial | None = None

@@ -10,8 +10,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from drakit.explain.codes import ExplainCode
 from drakit.explain.diagnosis import Diagnosis, Funnel
+from drakit.outcomes import ExplainCode
 
 WIDTH = 80
 _COUNT_COL = 8  # right-aligned count column

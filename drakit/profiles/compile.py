@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from drakit.drivers import DriverSchema, get_schema, parse_driver_ref, qualify, split_key
 from drakit.drivers.registry import NUMA_NODE, PCIE_ROOT, VENDORS
-from drakit.errors import OMIT, ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef, UsageError
+from drakit.errors import OMIT, ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.profiles.loader import ResolvedProfile
 from drakit.profiles.model import Alternative, MemoryBounds, NameSet, Requirements
 from drakit.profiles.source import Path, dotted
@@ -308,20 +308,20 @@ def _tolerations(items: Sequence[Any] | None) -> list[dict[str, Any]]:
 
 
 def drivers_for(rp: ResolvedProfile, cli_driver: str | None = None) -> list[DriverSchema]:
-    """The schema(s) a profile compiles for: ``--driver`` (``name[@version]``), else its driver or vendor."""
+    """The schema(s) a profile compiles for: ``cli_driver`` (``name[@version]``), else its driver or vendor."""
     spec = rp.profile.spec
     if cli_driver:
         driver, version = parse_driver_ref(cli_driver)
         schema = get_schema(driver, version)
         own = spec.driver or (VENDORS.get(spec.vendor) if spec.vendor else None)
         if own and own != driver:
-            raise UsageError(f"profile {rp.name} is for {own}; --driver {cli_driver} conflicts with it")
+            raise InvalidArgument(f"profile {rp.name} is for {own}, not for {driver}")
         return [schema]
     if spec.driver:
         return [get_schema(spec.driver)]
     if spec.vendor:
         return [get_schema(VENDORS[spec.vendor])]
-    raise UsageError(f"profile {rp.name} names no driver or vendor: pass --driver (e.g. --driver gpu.nvidia.com)")
+    raise InvalidArgument(f"profile {rp.name} names no driver or vendor: name the driver to compile it for (e.g. gpu.nvidia.com)")
 
 
 def compile_profile(rp: ResolvedProfile, schema: DriverSchema, *, namespace: str | None = None) -> CompiledProfile:

@@ -10,20 +10,14 @@ comprehensions.  So drakit implements CEL in pure Python, following cel-go (``pa
 and the DRA environment (``dynamic-resource-allocation/cel/compile.go``).
 
 Pipeline, one module per stage: :mod:`.parser` (text → AST, macros) → :mod:`.checker`
-(types, overloads, validators) → :mod:`.instantiate` (what cel-go evaluates while building
+(types, overloads; :mod:`.decls` holds the declarations, :mod:`.validators` cel-go's AST validators) → :mod:`.instantiate` (what cel-go evaluates while building
 the program: constant conversions, constant regex patterns) → :mod:`.cost` (worst-case
 estimate) → :mod:`.interpreter` (closures, runtime cost); :mod:`.env` declares the ``device``
 variable, :mod:`.library` the functions, :mod:`.compile`/:mod:`.cache` are the public API.
 """
 
-from drakit.selectors.cache import clear_cache, compile_any, compile_selector
-from drakit.selectors.compile import (
-    CelValueResult,
-    CompiledSelector,
-    DeviceView,
-    device_view,
-    evaluate_expression,
-)
+from drakit.selectors.cache import clear_cache, compile_any, compile_selector, evaluate_expression
+from drakit.selectors.compile import CelValueResult, CompiledSelector, DeviceView, device_view
 from drakit.selectors.types import CelError, CelRuntimeError
 
 __all__ = [

@@ -10,8 +10,16 @@ from __future__ import annotations
 from functools import lru_cache
 
 from drakit.features import Features
-from drakit.selectors.compile import CompiledSelector, compile_uncached, env_key
+from drakit.selectors.compile import (
+    CelValueResult,
+    CompiledSelector,
+    DeviceView,
+    compile_uncached,
+    env_key,
+    result_type_name,
+)
 from drakit.selectors.env import EnvKey
+from drakit.selectors.types import CelRuntimeError
 
 CACHE_SIZE = 4096
 
@@ -37,3 +45,21 @@ def compile_any(
 
 def clear_cache() -> None:
     _compile.cache_clear()
+
+
+def evaluate_expression(
+    expression: str,
+    device: DeviceView | None = None,
+    *,
+    environment: str = "stored",
+    features: Features | None = None,
+) -> CelValueResult:
+    """Compile (cached) and evaluate an expression of any result type (``drakit cel eval``)."""
+    compiled = compile_any(expression, environment=environment, features=features)
+    if compiled.error is not None:
+        return CelValueResult(error=compiled.error)
+    try:
+        value = compiled.evaluate_value(device)
+    except CelRuntimeError as e:
+        return CelValueResult(error=e)
+    return CelValueResult(value=value, type=result_type_name(value))

@@ -1,4 +1,4 @@
-"""Declarations and the CEL type checker (cel-go ``checker/``), with cel-go's error texts.
+"""The CEL type checker (cel-go ``checker/``), with cel-go's error texts.
 
 Kubernetes decides at compile time whether a selector is acceptable (``device.driver == 1``,
 ``memory < quantity("1Gi")``, unknown variables, non-bool results), so drakit needs a real
@@ -11,9 +11,7 @@ overloads that may apply, which the cost estimator and the interpreter both use.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from drakit.selectors import types as T
 from drakit.selectors.ast import (
@@ -27,85 +25,9 @@ from drakit.selectors.ast import (
     Literal,
     Select,
 )
+from drakit.selectors.decls import TYPE_IDENTS, Env, Function
 from drakit.selectors.parser import ParsedExpr
 from drakit.selectors.types import CelType
-
-# ---------------------------------------------------------------------------------------------
-# Declarations
-
-
-@dataclass(frozen=True)
-class Overload:
-    """One typed signature of a function; ``params`` include the receiver for member overloads."""
-
-    id: str
-    params: tuple[CelType, ...]
-    result: CelType
-    member: bool = False
-    impl: Callable[..., Any] | None = None
-
-    @property
-    def type_params(self) -> set[str]:
-        out: set[str] = set()
-
-        def visit(t: CelType) -> None:
-            if t.kind == T.PARAM_K:
-                out.add(t.name)
-            for p in t.params:
-                visit(p)
-
-        for p in (*self.params, self.result):
-            visit(p)
-        return out
-
-
-@dataclass
-class Function:
-    name: str
-    overloads: list[Overload] = field(default_factory=list)
-
-    def by_id(self, oid: str) -> Overload | None:
-        for o in self.overloads:
-            if o.id == oid:
-                return o
-        return None
-
-
-@dataclass
-class Env:
-    """What a selector may refer to: variables, functions and object types."""
-
-    variables: dict[str, CelType] = field(default_factory=dict)
-    functions: dict[str, Function] = field(default_factory=dict)
-    structs: dict[str, dict[str, CelType]] = field(default_factory=dict)
-
-    def add(self, name: str, overload: Overload) -> None:
-        fn = self.functions.setdefault(name, Function(name))
-        fn.overloads.append(overload)
-
-    def copy(self) -> Env:
-        return Env(
-            dict(self.variables),
-            {k: Function(v.name, list(v.overloads)) for k, v in self.functions.items()},
-            {k: dict(v) for k, v in self.structs.items()},
-        )
-
-
-TYPE_IDENTS: dict[str, CelType] = {
-    "int": T.type_of(T.INT),
-    "uint": T.type_of(T.UINT),
-    "double": T.type_of(T.DOUBLE),
-    "bool": T.type_of(T.BOOL),
-    "string": T.type_of(T.STRING),
-    "bytes": T.type_of(T.BYTES),
-    "list": T.type_of(T.list_of(T.DYN_T)),
-    "map": T.type_of(T.map_of(T.DYN_T, T.DYN_T)),
-    "null_type": T.type_of(T.NULL),
-    "type": T.type_of(T.TYPE),
-    "google.protobuf.Duration": T.type_of(T.DURATION),
-    "google.protobuf.Timestamp": T.type_of(T.TIMESTAMP),
-}
-
 
 # ---------------------------------------------------------------------------------------------
 # Type relations (cel-go checker/types.go)
@@ -292,10 +214,6 @@ class CheckedExpr:
     @property
     def output_type(self) -> CelType:
         return self.types[self.parsed.expr.id]
-
-
-class CheckError(Exception):
-    pass
 
 
 class Checker:
@@ -628,103 +546,7 @@ def _literal_type(v: object) -> CelType:
 
 
 def check(env: Env, parsed: ParsedExpr) -> tuple[CheckedExpr, list[tuple[int, str]]]:
+    """Type-check ``parsed``; the AST validators (:mod:`.validators`) run after a clean check."""
     c = Checker(env, parsed)
     checked = c.run()
-    if c.errors:
-        return checked, c.errors
-    return checked, validate(checked)
-
-
-# ---------------------------------------------------------------------------------------------
-# AST validators: what cel-go runs on a successfully checked AST (``cel/validator.go``); the
-# Kubernetes base environment turns on the literal validators and homogeneous literals.
-
-# Functions whose list/map literal arguments may mix types: ext strings' format validator
-# exempts ``format`` (its argument list is heterogeneous by design).
-_HOMOGENEITY_EXEMPT = frozenset({"format"})
-
-
-def _equivalent(a: CelType, b: CelType) -> bool:
-    """cel-go Type.IsEquivalentType: same kind, name and parameters; type parameters match any name."""
-    if a == b:
-        return True
-    if a.kind != b.kind or len(a.params) != len(b.params):
-        return False
-    if a.kind != T.PARAM_K and a.name != b.name:
-        return False
-    return all(_equivalent(x, y) for x, y in zip(a.params, b.params, strict=True))
-
-
-def validate(checked: CheckedExpr) -> list[tuple[int, str]]:
-    errors: list[tuple[int, str]] = []
-    types = checked.types
-
-    def mismatch(e: Expr, want: CelType, got: CelType) -> None:
-        errors.append((e.offset, f"expected type '{T.format_type(want)}' but found '{T.format_type(got)}'"))
-
-    def literal_ok(call: Call, arg: Expr) -> bool:
-        """Evaluate a conversion of a literal the way the duration/timestamp validators do."""
-        ids = checked.overloads.get(call.id, [])
-        fn = checked.env.functions.get(checked.functions.get(call.id, call.function))
-        for oid in ids:
-            o = fn.by_id(oid) if fn is not None else None
-            if o is None or o.impl is None:
-                continue
-            if o.params and not _equivalent(o.params[0], types.get(arg.id, T.DYN_T)):
-                continue
-            try:
-                o.impl(arg.value if isinstance(arg, Literal) else None)
-            except Exception:
-                return False
-            return True
-        return True
-
-    # Iterative walk carrying "inside a format() call" (deep trees must not recurse).
-    stack: list[tuple[Expr, bool]] = [(checked.expr, False)]
-    while stack:
-        e, exempt = stack.pop()
-        if isinstance(e, Call):
-            name = checked.functions.get(e.id, e.function)
-            if e.args and isinstance(e.args[0], Literal):
-                lit = e.args[0]
-                if name == "matches" and isinstance(lit.value, str):
-                    from drakit.selectors.library.standard import compile_re2
-
-                    try:
-                        compile_re2(lit.value)
-                    except Exception:
-                        errors.append((lit.offset, "invalid matches argument"))
-                elif name in ("duration", "timestamp") and not literal_ok(e, lit):
-                    errors.append((lit.offset, f"invalid {name} argument"))
-            exempt = exempt or name in _HOMOGENEITY_EXEMPT
-        elif isinstance(e, CreateList) and not exempt:
-            first: CelType | None = None
-            for i, x in enumerate(e.elements):
-                et = types.get(x.id, T.DYN_T)
-                if i in e.optional_indices and et.kind == T.OPAQUE_K and et.name == "optional_type":
-                    et = et.params[0]
-                if first is None:
-                    first = et
-                elif not _equivalent(first, et):
-                    mismatch(x, first, et)
-                    break
-        elif isinstance(e, CreateMap) and not exempt:
-            kt: CelType | None = None
-            vt: CelType | None = None
-            for ent in e.entries:
-                k, v = types.get(ent.key.id, T.DYN_T), types.get(ent.value.id, T.DYN_T)
-                if ent.optional and v.kind == T.OPAQUE_K and v.name == "optional_type":
-                    v = v.params[0]
-                if kt is None or vt is None:
-                    kt, vt = k, v
-                    continue
-                if not _equivalent(kt, k):
-                    mismatch(ent.key, kt, k)
-                if not _equivalent(vt, v):
-                    mismatch(ent.value, vt, v)
-        stack.extend((c, exempt) for c in reversed(e.children()))
-    # ext.Strings' validator comes after the base environment's literal validators.
-    from drakit.selectors.library.formatting import validate_format_calls
-
-    errors.extend(validate_format_calls(checked.expr, types, checked.overloads))
-    return errors
+    return checked, c.errors

@@ -35,7 +35,8 @@ from drakit.selectors.parser import (
     deep_recursion,
 )
 from drakit.selectors.types import CelError, CelRuntimeError, CelType, CostLimitExceeded, EvalError
-from drakit.selectors.values import bool_conversion_message
+from drakit.selectors.validators import validate
+from drakit.selectors.values import bool_conversion_message, type_name
 
 ENVIRONMENTS = ("stored", "new")
 _ENV_ALIASES = {"stored": "stored", "new": "new", "StoredExpressions": "stored", "NewExpressions": "new"}
@@ -175,6 +176,7 @@ def compile_uncached(expression: str, key: EnvKey, *, require_bool: bool = True)
         env = build_env(key)
         try:
             checked, errors = check(env, parsed)
+            errors = errors or validate(checked)
         except RecursionError:
             return _fail(expression, "compilation failed: expression too deeply nested", env_name)
         if errors:
@@ -221,32 +223,10 @@ def _plan(checked: CheckedExpr, estimated: int, root: Any) -> Program:
 _EMPTY_VIEW = device_view("", {})
 
 
-def evaluate_expression(
-    expression: str,
-    device: DeviceView | None = None,
-    *,
-    environment: str = "stored",
-    features: Features | None = None,
-) -> CelValueResult:
-    """Compile and evaluate an expression of any result type (``drakit cel eval``)."""
-    from drakit.selectors.cache import compile_any
-
-    compiled = compile_any(expression, environment=environment, features=features)
-    if compiled.error is not None:
-        return CelValueResult(error=compiled.error)
-    try:
-        value = compiled.evaluate_value(device)
-    except CelRuntimeError as e:
-        return CelValueResult(error=e)
-    return CelValueResult(value=value, type=result_type_name(value))
-
-
 _SHORT_TYPES = {"kubernetes.Quantity": "quantity", "kubernetes.Semver": "semver"}
 
 
 def result_type_name(value: Any) -> str:
     """The type name reported for results: CEL's, with ``quantity``/``semver`` shortened."""
-    from drakit.selectors.values import type_name
-
     name = type_name(value)
     return _SHORT_TYPES.get(name, name)

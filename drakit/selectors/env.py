@@ -25,8 +25,8 @@ from typing import Any
 
 from drakit.quantity import Quantity, QuantityError
 from drakit.selectors import types as T
-from drakit.selectors.checker import Env
 from drakit.selectors.cost import SizeNode
+from drakit.selectors.decls import Env
 from drakit.selectors.interpreter import StructValue
 from drakit.selectors.library import ext, kubernetes, standard
 from drakit.selectors.types import EvalError

@@ -35,7 +35,8 @@ from drakit.selectors.ast import (
     Literal,
     Select,
 )
-from drakit.selectors.checker import TYPE_IDENTS, CheckedExpr
+from drakit.selectors.checker import CheckedExpr
+from drakit.selectors.decls import TYPE_IDENTS
 from drakit.selectors.types import EvalError, TypeValue
 from drakit.selectors.values import type_name
 

@@ -33,8 +33,9 @@ from drakit.selectors.ast import (
     Literal,
     Select,
 )
-from drakit.selectors.checker import CheckedExpr, Overload
+from drakit.selectors.checker import CheckedExpr
 from drakit.selectors.cost import UNIT_COST_QUANTITY_FUNCTIONS
+from drakit.selectors.decls import Overload
 from drakit.selectors.library.ext import MAX_RANGE_SIZE
 from drakit.selectors.types import (
     BOOL_KEYS,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from drakit.clock import SYSTEM_CLOCK, Clock, IdSource, SeededIds
 from drakit.features import Features
 
 
@@ -48,6 +49,9 @@ class DrakitAllocator:
         classes: Sequence[Mapping[str, Any]],
         features: Features,
         timeout: float | None = 10.0,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        ids: IdSource | None = None,
     ) -> None:
         from drakit.allocator import Inventory, allocate
 
@@ -56,6 +60,8 @@ class DrakitAllocator:
         self.classes = list(classes)
         self.features = features
         self.timeout = timeout
+        self.clock = clock
+        self.ids = ids if ids is not None else SeededIds()  # share IDs repeat from run to run
         self.inventory = Inventory(self.slices, self.classes)
 
     def fit(self, node: Mapping[str, Any], claims: Sequence[Mapping[str, Any]]) -> NodeFit:
@@ -67,6 +73,8 @@ class DrakitAllocator:
             features=self.features,
             timeout=self.timeout,
             inventory=self.inventory,
+            clock=self.clock,
+            ids=self.ids,
         )
         return NodeFit(out.status, tuple(out.results), out.message)
 

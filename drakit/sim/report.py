@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from drakit.errors import InvalidArgument
+from drakit.gostr import escape
 from drakit.sim.result import GroupStats, SimulationResult, thin
 
 MAX_PENDING_LINES = 20
@@ -210,8 +212,6 @@ def chart_html(runs: Sequence[tuple[str, SimulationResult]]) -> str:
 
 def write_chart(path: str | Path, runs: Sequence[tuple[str, SimulationResult]]) -> None:
     """Write a PNG (``.png``) or a self-contained HTML page (``.html``/``.htm``)."""
-    from drakit.errors import UsageError
-
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix == ".png":
@@ -219,4 +219,4 @@ def write_chart(path: str | Path, runs: Sequence[tuple[str, SimulationResult]]) 
     elif suffix in (".html", ".htm"):
         p.write_text(chart_html(runs), encoding="utf-8")
     else:
-        raise UsageError(f"--chart {path}: the file name must end in .png or .html")
+        raise InvalidArgument(f"chart {escape(str(path))}: the file name must end in .png or .html")

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
 from drakit.features import Features
 from drakit.inventory import templates
 from drakit.sim.allocation import Allocator, DrakitAllocator
@@ -121,7 +122,12 @@ class Run:
     """State of one simulation; :func:`run_scenario` is the way to use it."""
 
     def __init__(
-        self, scenario: Scenario, seed: int, allocator: AllocatorFactory | None = None, options: SimOptions | None = None
+        self,
+        scenario: Scenario,
+        seed: int,
+        allocator: AllocatorFactory | None = None,
+        options: SimOptions | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.scenario = scenario
         self.options = options or SimOptions()
@@ -157,7 +163,8 @@ class Run:
             elif kind == "Pod":
                 self.manifest_pods.append(obj)
         self.classes = {_name(c): c for c in classes}
-        factory = allocator or (lambda s, c, f: DrakitAllocator(s, c, f))
+        ids = SeededIds(f"share/{seed}")  # the run's share IDs follow from its seed, like its names
+        factory = allocator or (lambda s, c, f: DrakitAllocator(s, c, f, clock=clock, ids=ids))
         self.allocator = factory(slices, classes, scenario.features)
         self.cluster = SimCluster(nodes, slices, self.allocator)
         self.device_info: dict[_DeviceKey, tuple[str, int]] = {}
@@ -584,10 +591,13 @@ def run_scenario(
     allocator: AllocatorFactory | None = None,
     progress: Progress | None = None,
     options: SimOptions | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> SimulationResult:
     """Replay ``scenario`` with ``seed`` (default: the scenario's own) and return every outcome.
 
-    Stops before building anything when the scenario's estimated memory exceeds its limit.
+    ``clock`` times the allocator's per-call deadline (simulated time is the scenario's own);
+    every random choice and share ID follows from ``seed``.  Stops before building anything
+    when the scenario's estimated memory exceeds its limit.
     """
     scenario.check_memory()
-    return Run(scenario, scenario.seed if seed is None else seed, allocator, options).run(progress)
+    return Run(scenario, scenario.seed if seed is None else seed, allocator, options, clock).run(progress)

@@ -21,8 +21,9 @@ from typing import Any
 
 import yaml
 
-from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
+from drakit.errors import ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
+from drakit.gostr import quote
 from drakit.inventory import templates
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
@@ -564,11 +565,9 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
         features = Features.for_version(version)
     gates = c.string(spec, "featureGates", "spec.featureGates")
     if gates:
-        from drakit.errors import UsageError
-
         try:
             features = features.with_gates(gates)
-        except UsageError as e:
+        except InvalidArgument as e:
             c.add("spec.featureGates", ErrorType.INVALID, gates, str(e))
     nodes = [g for i, raw in enumerate(c.sequence(spec, "nodes", "spec.nodes")) if (g := _node_group(c, raw, f"spec.nodes[{i}]"))]
     standard: list[str] = []
@@ -634,16 +633,14 @@ def load_scenario(path: str | Path) -> Scenario:
 
 def parse_add_nodes(spec: str) -> NodeGroup:
     """``4xh200-8x`` -> four h200-8x nodes named ``whatif-h200-8x-<i>``."""
-    from drakit.errors import UsageError
-
     m = _ADD_NODES.match(spec.strip())
     if not m:
-        raise UsageError(f"--add-nodes {spec!r}: want <count>x<template>, e.g. 4xh200-8x")
+        raise InvalidArgument(f"node group {quote(spec)}: want <count>x<template>, e.g. 4xh200-8x")
     count, template = int(m.group(1)), m.group(2)
     if count < 1:
-        raise UsageError(f"--add-nodes {spec!r}: count must be at least 1")
+        raise InvalidArgument(f"node group {quote(spec)}: count must be at least 1")
     try:
         templates.parse_template(template)
     except ValueError as e:
-        raise UsageError(f"--add-nodes {spec!r}: {e}") from None
+        raise InvalidArgument(f"node group {quote(spec)}: {e}") from None
     return NodeGroup(count, template, f"whatif-{template}-")

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from drakit.errors import InvalidArgument
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS
+from drakit.gostr import quote
 
 
 def _minor(version: str) -> int:
@@ -52,7 +54,7 @@ class ControlPlane:
     @classmethod
     def for_version(cls, version: str = NEWEST_VERSION) -> ControlPlane:
         if version not in SUPPORTED_VERSIONS:
-            raise ValueError(f"unsupported Kubernetes version {version!r}: choose one of {', '.join(SUPPORTED_VERSIONS)}")
+            raise InvalidArgument(f"unsupported Kubernetes version {quote(version)}: choose one of {', '.join(SUPPORTED_VERSIONS)}")
         minor = _minor(version)
         return cls(
             version=version,

@@ -17,7 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from drakit.allocator import allocate
-from drakit.explain import Trace
+from drakit.allocator.trace import Trace
 from drakit.features import Features
 from tests.conformance import convert
 

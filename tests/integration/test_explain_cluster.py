@@ -238,9 +238,8 @@ def test_every_scenario_is_classified() -> None:
 
 def test_table_is_well_formed() -> None:
     verdicts = {"ok", "waiting", "never", "broken"}
-    codes_mod = require("drakit.explain.codes", "ExplainCode")
-    reasons_mod = require("drakit.explain.reasons", "ReasonCode")
-    known = {c.value for c in codes_mod.ExplainCode} | {c.value for c in reasons_mod.ReasonCode}
+    outcomes = require("drakit.outcomes", "ExplainCode")
+    known = {c.value for c in outcomes.ExplainCode} | {c.value for c in outcomes.ReasonCode}
     for f in FACTS:
         assert f.verdicts <= verdicts, f.key
         assert f.codes <= known, (f.key, sorted(f.codes - known))

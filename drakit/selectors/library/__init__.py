@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from drakit.selectors.checker import Env, Overload
+from drakit.selectors.decls import Env, Overload
 from drakit.selectors.types import CelType
 
 

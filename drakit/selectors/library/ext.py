@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from drakit.selectors import types as T
-from drakit.selectors.checker import Env
+from drakit.selectors.decls import Env
 from drakit.selectors.library import fn
 from drakit.selectors.library.formatting import format_string
 from drakit.selectors.types import OPTIONAL_NONE, EvalError, Optional, Uint, map_key, unmap_key

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from drakit.gostr import quote
 from drakit.selectors import types as T
 from drakit.selectors.ast import Call, CreateList, CreateMap, Expr, Literal
 from drakit.selectors.types import Duration, EvalError, Timestamp, TypeValue, Uint, unmap_key
@@ -208,22 +209,22 @@ def _element(v: Any) -> str:
     if t is int or t is Uint:
         return str(int(v))
     if t is str:
-        return go_quote(v)
+        return quote(v)
     if t is bytes:
-        return "b" + go_quote(_string(v))
+        return "b" + quote(_string(v))
     if t is bool or v is None or t is TypeValue:
         return _string(v)
     if t is Timestamp:
-        return f"timestamp({go_quote(format_timestamp(v))})"
+        return f"timestamp({quote(format_timestamp(v))})"
     if t is Duration:
-        return f"duration({go_quote(format_duration(v))})"
+        return f"duration({quote(format_duration(v))})"
     if isinstance(v, list | tuple):
         return _list(v)
     if isinstance(v, dict) and not hasattr(v, "type_name"):
         return _map(v)
     if t is float:
         if math.isnan(v) or math.isinf(v):
-            return go_quote("NaN" if math.isnan(v) else "+Inf" if v > 0 else "-Inf")
+            return quote("NaN" if math.isnan(v) else "+Inf" if v > 0 else "-Inf")
         return format(v, ".6f")
     raise FormatFailure(f"no formatting function for {type_name(v)}")
 
@@ -238,7 +239,7 @@ def _map(m: dict[Any, Any]) -> str:
         k = unmap_key(raw)
         tk = type(k)
         if tk is str:
-            key = go_quote(k)
+            key = quote(k)
         elif tk is bool:
             key = "true" if k else "false"
         elif tk is int or tk is Uint:
@@ -248,32 +249,6 @@ def _map(m: dict[Any, Any]) -> str:
         pairs.append((key, _element(value)))
     pairs.sort(key=lambda p: p[0].encode("utf-8", "surrogatepass"))
     return "{" + ", ".join(f"{k}:{v}" for k, v in pairs) + "}"
-
-
-_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def go_quote(s: str) -> str:
-    """Go's ``%q`` (strconv.Quote): printable runes as they are, the rest escaped."""
-    out = ['"']
-    for c in s:
-        o = ord(c)
-        if c in ('"', "\\"):
-            out.append("\\" + c)
-        elif c.isprintable():
-            out.append(c)
-        elif c in _ESCAPES:
-            out.append(_ESCAPES[c])
-        elif o < 0x20 or o == 0x7F:
-            out.append(f"\\x{o:02x}")
-        elif 0xD800 <= o <= 0xDFFF:
-            out.append("\\ufffd")
-        elif o < 0x10000:
-            out.append(f"\\u{o:04x}")
-        else:
-            out.append(f"\\U{o:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 # golang.org/x/text/message with the en-US locale: what cel-go's %f and %e print.

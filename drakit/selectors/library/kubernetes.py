@@ -12,7 +12,7 @@ from typing import Any
 
 from drakit.quantity import Quantity, QuantityError
 from drakit.selectors import types as T
-from drakit.selectors.checker import Env
+from drakit.selectors.decls import Env
 from drakit.selectors.library import fn
 from drakit.selectors.library.standard import compile_re2
 from drakit.selectors.types import EvalError, Uint

@@ -19,7 +19,7 @@ from typing import Any
 import re2  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
 from drakit.selectors import types as T
-from drakit.selectors.checker import Env
+from drakit.selectors.decls import Env
 from drakit.selectors.library import fn
 from drakit.selectors.types import (
     INT64_MAX,

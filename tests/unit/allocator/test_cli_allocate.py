@@ -2,43 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from drakit.cli.console import run_guarded
-from drakit.cli.main import app
+from drakit.cli.testing import Result, run
 from tests.unit.allocator.builders import claim, device, device_class, exact, in_use, node, slice_
 
 BASE = [node(), slice_("s", [device("gpu-0"), device("gpu-1")]), device_class()]
 
 
-@dataclass
-class _Result:
-    exit_code: int
-    output: str
-
-
-def invoke(tmp_path: Path, objects: list[dict[str, Any]], *args: str) -> _Result:
-    """Run the CLI the way ``drakit`` does (through ``run_guarded``, which maps errors to exit codes)."""
+def invoke(tmp_path: Path, objects: list[dict[str, Any]], *args: str) -> Result:
+    """Run ``drakit allocate`` as the shell does (exit codes from the real error mapping)."""
     f = tmp_path / "in.yaml"
     f.write_text(yaml.safe_dump_all(objects, sort_keys=False), encoding="utf-8")
-    argv = ["allocate", "-f", str(f), *args]
-    result = CliRunner().invoke(app, argv)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), mock.patch.object(sys, "argv", ["drakit", *argv]):
-            code = run_guarded(app)
-        return _Result(code, result.output + err.getvalue())
-    return _Result(result.exit_code, result.output)
+    return run("allocate", "-f", str(f), *args)
 
 
 @pytest.mark.parametrize(
@@ -64,8 +44,8 @@ def test_exit_codes_and_text(
     tmp_path: Path, claims: list[dict[str, Any]], args: tuple[str, ...], exit_code: int, needle: str
 ) -> None:
     result = invoke(tmp_path, BASE + claims, *args)
-    assert result.exit_code == exit_code, result.output
-    assert needle in result.output
+    assert result.exit_code == exit_code, result.stderr
+    assert needle in result.stdout + result.stderr
 
 
 def test_node_required_with_two_nodes(tmp_path: Path) -> None:

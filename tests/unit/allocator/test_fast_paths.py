@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from drakit.allocator import Inventory, allocate
 from drakit.allocator.search import _copy_claim
-from drakit.explain.trace import Trace
+from drakit.allocator.trace import Trace
 from drakit.features import Features
 from drakit.quantity import Quantity
 from drakit.selectors import compile_selector, device_view

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from drakit.allocator import Inventory, allocate
-from drakit.explain import ReasonCode, Trace
+from drakit.allocator.trace import Trace
 from drakit.features import Features
+from drakit.outcomes import ReasonCode
 from tests.unit.allocator.builders import (
     DRIVER,
     chosen,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drakit.drivers import DRIVERS, get_schema, learn_schema, parse_driver_ref, schema_versions
-from drakit.errors import UsageError
+from drakit.errors import NotFound
 from tests.unit.profiles import inventories as inv
 
 
@@ -29,11 +29,11 @@ def test_parse_driver_ref(ref: str, want: tuple[str, str | None]) -> None:
 
 
 @pytest.mark.parametrize(("driver", "version", "match"), [
-    pytest.param("gpu.acme.com", None, "unknown driver 'gpu.acme.com'", id="unknown-driver"),
-    pytest.param("gpu.nvidia.com", "v1", "unknown schema version 'v1'", id="unknown-version"),
+    pytest.param("gpu.acme.com", None, 'unknown driver "gpu.acme.com"', id="unknown-driver"),
+    pytest.param("gpu.nvidia.com", "v1", 'unknown schema version "v1"', id="unknown-version"),
 ])
 def test_unknown_driver_or_version(driver: str, version: str | None, match: str) -> None:
-    with pytest.raises(UsageError, match=match):
+    with pytest.raises(NotFound, match=match):
         get_schema(driver, version)
 
 

@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from drakit.cli.main import app
+from drakit.cli.testing import run
 from drakit.explain.diagnose import diagnose
 from drakit.explain.inputs import ExplainInput
 from drakit.features import Features
@@ -63,11 +64,18 @@ def test_cli_ok_and_broken_exit_codes() -> None:
     assert broken.exit_code == 1
 
 
-def test_cli_unknown_target() -> None:
-    result = CliRunner().invoke(app, ["explain", "pod/nope", "-n", "ml", "-f", str(SCENARIOS / "fits.yaml")])
-    assert result.exit_code != 0
-    bad = CliRunner().invoke(app, ["explain", "deployment/x", "-f", str(SCENARIOS / "fits.yaml")])
-    assert bad.exit_code != 0
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        pytest.param("pod/nope", 'error: pod "ml/nope" not found in the input\n', id="not-found"),
+        pytest.param("pod/a\x1b[2Jb", 'error: pod "ml/a\\x1b[2Jb" not found in the input\n', id="escape-quoted"),
+        pytest.param("deployment/x", "error: target 'deployment/x': want pod/NAME or claim/NAME\n", id="kind"),
+    ],
+)
+def test_cli_unknown_target(target: str, message: str) -> None:
+    """The user gets exit code 2 and one line (never a traceback, never a raw control character)."""
+    result = run("explain", target, "-n", "ml", "-f", str(SCENARIOS / "fits.yaml"))
+    assert (result.exit_code, result.stderr, result.stdout) == (2, message, "")
 
 
 def _bundle_without(tmp_path: Path, name: str, edit: Callable[[dict[str, Any]], None]) -> str:

@@ -19,7 +19,15 @@ _DRIVER = re.compile(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]")
 
 
 class FakeAllocator:
-    def __init__(self, slices: Sequence[Mapping[str, Any]], classes: Sequence[Mapping[str, Any]], features: Features) -> None:
+    def __init__(
+        self,
+        slices: Sequence[Mapping[str, Any]],
+        classes: Sequence[Mapping[str, Any]],
+        features: Features,
+        *,
+        clock: object = None,  # DrakitAllocator's injections; the twin needs neither
+        ids: object = None,
+    ) -> None:
         self.by_node: dict[str, list[tuple[str, str, str]]] = {}
         for s in slices:
             spec = s["spec"]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from drakit.errors import InvalidInput, UsageError
+from drakit.errors import InvalidArgument, InvalidInput
 from drakit.features import NEWEST_VERSION, Features
 from drakit.sim import load_scenario, parse_add_nodes, parse_scenario
 from drakit.sim.versions import ControlPlane
@@ -121,7 +121,7 @@ def test_add_nodes(spec: str, count: int, template: str) -> None:
 
 @pytest.mark.parametrize("spec", ["h200-8x", "4xh999-8x", "0xh200-8x"])
 def test_add_nodes_rejects(spec: str) -> None:
-    with pytest.raises(UsageError):
+    with pytest.raises(InvalidArgument, match=r"^node group "):
         parse_add_nodes(spec)
 
 
@@ -160,5 +160,5 @@ def test_control_plane_per_release(version: str, want: ControlPlane) -> None:
 
 
 def test_control_plane_rejects_unknown_release() -> None:
-    with pytest.raises(ValueError, match=r"unsupported Kubernetes version '1\.20'"):
+    with pytest.raises(InvalidArgument, match=r'unsupported Kubernetes version "1\.20"'):
         ControlPlane.for_version("1.20")

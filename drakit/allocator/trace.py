@@ -10,10 +10,9 @@ revisits the same device many times and the repeats say nothing new.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from types import MappingProxyType
 from typing import Any
 
-from drakit.explain.reasons import Reason, ReasonCode, default_hint
+from drakit.outcomes import Code, Reason, ReasonCode
 
 
 class Trace:
@@ -40,17 +39,7 @@ class Trace:
         self._seen.add(key)
         if device:
             self._devices_with_reason.add(device)
-        self._reasons.append(
-            Reason(
-                code=code,
-                message=message,
-                claim=claim,
-                request=request,
-                device=device,
-                detail=MappingProxyType(dict(detail or {})),
-                hint=default_hint(code),
-            )
-        )
+        self._reasons.append(Reason.of(code, message, claim=claim, request=request, device=device, detail=detail))
 
     def has_reason(self, device: str) -> bool:
         return device in self._devices_with_reason
@@ -59,10 +48,7 @@ class Trace:
     def reasons(self) -> tuple[Reason, ...]:
         return tuple(self._reasons)
 
-    def for_device(self, device: str) -> list[Reason]:
-        return [r for r in self._reasons if r.device == device]
-
-    def codes(self) -> set[ReasonCode]:
+    def codes(self) -> set[Code]:
         return {r.code for r in self._reasons}
 
     def __iter__(self) -> Iterator[Reason]:
