@@ -291,7 +291,7 @@ class Checker:
         name = e.name[1:] if e.name.startswith(".") else e.name
         t, _local = self.lookup_var(name)
         if t is None:
-            self.error(e, f"undeclared reference to '{name}' (in container '')")
+            self.error(e, f"undeclared reference to '{e.name}' (in container '')")
             return self.set(e, T.ERROR)
         self.idents[e.id] = name
         return self.set(e, t)

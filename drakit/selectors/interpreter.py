@@ -50,7 +50,7 @@ from drakit.selectors.types import (
     map_key,
     unmap_key,
 )
-from drakit.selectors.values import Semver, go_type_name, map_lookup, size
+from drakit.selectors.values import Semver, format_key, go_type_name, map_lookup, size, type_name
 
 Fn = Callable[["Frame"], Any]
 
@@ -211,10 +211,18 @@ def _self_compare(lst: Any) -> int:
 
 
 def pre_call_cost(oid: str, args: tuple[Any, ...]) -> int | None:
-    """The tracker cost of an ext list/set call, known before calling it (None: not one)."""
+    """The tracker cost of an ext list/set call, known before calling it (None: not one, or
+    arguments of the wrong type, which the call itself then reports)."""
+    try:
+        return _pre_call_cost(oid, args)
+    except TypeError:
+        return None
+
+
+def _pre_call_cost(oid: str, args: tuple[Any, ...]) -> int | None:
     if oid == "lists_range":
         n = args[0]
-        return n + 1 + _LIST_CREATE_BASE if 0 <= n <= MAX_RANGE_SIZE else None
+        return n + 1 + _LIST_CREATE_BASE if type(n) is int and 0 <= n <= MAX_RANGE_SIZE else None
     if oid == "list_reverse":
         return len(args[0]) + 1 + _LIST_CREATE_BASE
     if oid == "list_distinct":
@@ -466,7 +474,7 @@ class Planner:
                 if isinstance(inner, dict) and field in inner:
                     return Optional(inner[field])
                 return T.OPTIONAL_NONE
-            raise EvalError(f"no such overload: {go_type_name(v)}.{field}")
+            raise EvalError(f"no such key: {field}")  # cel-go's qualifier on a non-container
 
         return self.charge(sel, 1)
 
@@ -641,7 +649,7 @@ class Planner:
         elif len(overloads) == 1 and all(_concrete(self.c.types.get(a.id, T.DYN_T)) for a in operands):
             impl = overloads[0].impl
         else:
-            impl = _dispatcher(overloads)
+            impl = _dispatcher(overloads, fname)
         assert impl is not None
         oid = ids[0] if len(ids) == 1 else ""
         static_cost = _static_call_cost(fname, oid) if len(ids) == 1 else None
@@ -749,14 +757,36 @@ def _which(overloads: list[Overload], args: tuple[Any, ...]) -> str:
     return overloads[0].id if overloads else ""
 
 
-def _dispatcher(overloads: list[Overload]) -> Callable[..., Any]:
+# cel-go's standard operators and string predicates dispatch on their operand's traits and
+# answer a plain "no such overload"; size() and sort() name the function; every other
+# function is bound per overload and names the function and the runtime argument types.
+_PLAIN_NO_SUCH_OVERLOAD = frozenset(
+    (
+        *("_+_", "_-_", "_*_", "_/_", "_%_", "-_", "!_", "_<_", "_<=_", "_>_", "_>=_", "_==_", "_!=_"),
+        *("@in", "startsWith", "endsWith", "contains", "matches", "orValue", "_?_:_"),
+    )
+)
+_NAMED_NO_SUCH_OVERLOAD = frozenset(("size", "sort"))
+
+
+def no_such_overload_message(fname: str, args: tuple[Any, ...]) -> str:
+    if fname in _PLAIN_NO_SUCH_OVERLOAD:
+        return "no such overload"
+    if fname in _NAMED_NO_SUCH_OVERLOAD:
+        return f"no such overload: {fname}"
+    if fname == "flatten" and args:
+        return f"no such overload: {type_name(args[0])}.flatten()"
+    return f"no such overload: {fname}({', '.join(type_name(a) for a in args)})"
+
+
+def _dispatcher(overloads: list[Overload], fname: str = "") -> Callable[..., Any]:
     table = [(_overload_matcher(o), o.impl) for o in overloads if o.impl is not None]
 
     def dispatch(*args: Any) -> Any:
         for match, impl in table:
             if match(args):
                 return impl(*args)
-        raise EvalError("no such overload")
+        raise EvalError(no_such_overload_message(fname, args) if fname else "no such overload")
 
     return dispatch
 
@@ -771,7 +801,7 @@ def _index(c: Any, k: Any) -> Any:
                 raise EvalError(f"unsupported index value {k} in list")
             k = int(k)
         elif tk is not int and tk is not Uint:
-            raise EvalError(f"unsupported index type '{go_type_name(k)}' in list")
+            raise EvalError(f"unsupported index type '{type_name(k)}' in list")
         if k < 0 or k >= len(c):
             raise EvalError(f"index out of bounds: {k}")
         return c[k]
@@ -779,7 +809,7 @@ def _index(c: Any, k: Any) -> Any:
         from drakit.selectors.library.ext import _opt_index
 
         return _opt_index(c, k)
-    raise EvalError("no such overload")
+    raise EvalError(f"no such key: {format_key(k)}")  # cel-go's qualifier on a non-container
 
 
 _INDEX: Callable[..., Any] = _index

@@ -608,9 +608,9 @@ class Parser:
             self._check_syntax_error_count()
             e = self.expr()
             if self.tok.kind != T_EOF:
-                raise ParseError(
-                    self.tok.offset, f"Syntax error: extraneous input '{self.tok.text}' expecting <EOF>"
-                )
+                # start: expr EOF; ANTLR deletes the token when end of input follows it
+                form = "extraneous" if self.toks[self.pos + 1].kind == T_EOF else "mismatched"
+                raise ParseError(self.tok.offset, f"Syntax error: {form} input '{self.tok.text}' expecting <EOF>")
         except _LimitExceeded as stop:
             if stop.issues[-1].message == TOO_MANY_SYNTAX_ERRORS:
                 raise ParseError(stop.offset, stop.message, stop.issues) from None
@@ -936,7 +936,7 @@ class Parser:
                     return self._call(name.text, name.offset, args, target=None, call_offset=open_offset)
                 if self.peek_op("{"):
                     return self._struct("." + name.text, name.offset)
-                return Ident(self.new_id(t.offset), t.offset, "." + name.text)
+                return Ident(self.new_id(name.offset), name.offset, "." + name.text)
             if t.text == "(":
                 self.advance()
                 with self.inside(frozenset(("')'",))):

@@ -294,7 +294,7 @@ class Timestamp:
         sign = "-" if self.offset < 0 else "+"
         hours, minutes = divmod(abs(self.offset) // 60, 60)
         zone = f"{sign}{hours:02d}{minutes:02d}"
-        return f"{wall:%Y-%m-%d %H:%M:%S}{frac} {zone} {'UTC' if self.offset == 0 else zone}"
+        return f"{wall.year:04d}-{wall:%m-%d %H:%M:%S}{frac} {zone} {'UTC' if self.offset == 0 else zone}"
 
 
 def go_duration(nanos: int) -> str:

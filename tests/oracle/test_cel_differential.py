@@ -55,7 +55,7 @@ from drakit.features import Features
 from drakit.quantity import Quantity
 from drakit.selectors import CelError, CelRuntimeError, compile_any, compile_selector, device_view
 from drakit.selectors.library.standard import format_double
-from drakit.selectors.types import Uint, unmap_key
+from drakit.selectors.types import Optional, Uint, unmap_key
 from drakit.selectors.values import Semver
 from tests.differential.cel_generator import CelCase, cel_cases
 from tests.oracle.client import DEFAULT_BINARY, oracle_binary
@@ -92,15 +92,30 @@ def _json_value(v: Any) -> Any:
     if isinstance(v, list | tuple):
         return [_json_value(x) for x in v]
     if isinstance(v, dict):
-        out = {}
-        for k, x in v.items():
-            raw = unmap_key(k)
-            key = _json_value(raw)
-            if type(raw) is float:  # Go prints map keys with %v
-                key = format_double(raw)
-            out[str(key).lower() if type(key) is bool else str(key)] = _json_value(x)
-        return out
+        return {_go_v(unmap_key(k)): _json_value(x) for k, x in v.items()}
+    if type(v) is Optional:
+        return _go_v(v)
     return str(v)
+
+
+def _go_v(v: Any) -> str:
+    """Go's ``%v`` of the native value (how the oracle prints map keys and optionals)."""
+    if v is None:
+        return "<nil>"
+    if type(v) is bool:
+        return "true" if v else "false"
+    if type(v) is float:
+        return format_double(v)
+    if type(v) is bytes:
+        return "[" + " ".join(str(b) for b in v) + "]"
+    if type(v) is Optional:
+        return _go_v(v.value) if v.present else "<nil>"
+    if isinstance(v, list | tuple):
+        return "[" + " ".join(_go_v(x) for x in v) + "]"
+    if isinstance(v, dict):
+        items = sorted((_go_v(unmap_key(k)), _go_v(x)) for k, x in v.items())
+        return "map[" + " ".join(f"{k}:{x}" for k, x in items) + "]"
+    return str(int(v)) if type(v) is Uint else str(v)
 
 
 _TYPE_NAMES = {"null_type": "null", "kubernetes.Quantity": "quantity", "kubernetes.Semver": "semver"}

@@ -367,7 +367,7 @@ def _dur(nanos: int) -> Duration:
 def format_timestamp(t: Timestamp) -> str:
     """Go's RFC3339Nano in the timestamp's own offset (``Z`` for UTC)."""
     wall, nanos = t.wall()
-    base = wall.strftime("%Y-%m-%dT%H:%M:%S")
+    base = f"{wall.year:04d}-{wall:%m-%dT%H:%M:%S}"
     if nanos:
         base += "." + f"{nanos:09d}".rstrip("0")
     if t.offset == 0:
