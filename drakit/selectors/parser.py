@@ -469,7 +469,13 @@ _AFTER_PRIMARY = frozenset(
         *("'-'", "'*'", "'/'", "'%'", "'?'"),
     )
 )
-_KIND_NAMES = {T_INT: "NUM_INT", T_UINT: "NUM_UINT", T_DOUBLE: "NUM_FLOAT", T_STRING: "STRING", T_BYTES: "BYTES"}
+_KIND_NAMES = {
+    T_INT: "NUM_INT",
+    T_UINT: "NUM_UINT",
+    T_DOUBLE: "NUM_FLOAT",
+    T_STRING: "STRING",
+    T_BYTES: "BYTES",
+}
 
 
 def _token_name(t: Token) -> str:
@@ -531,13 +537,15 @@ class Parser:
 
     def fail(self, expecting: str) -> ParseError:
         t = self.tok
-        text = t.text
-        if t.kind == T_EOF:
-            return ParseError(t.offset, f"Syntax error: mismatched input '<EOF>' expecting {expecting}")
-        return ParseError(t.offset, f"Syntax error: mismatched input '{text}' expecting {expecting}")
+        return ParseError(
+            t.offset, f"Syntax error: mismatched input '{self._display(t)}' expecting {expecting}"
+        )
 
-    def _display(self, t: Token) -> str:
-        return "<EOF>" if t.kind == T_EOF else t.text
+    @staticmethod
+    def _display(t: Token) -> str:
+        if t.kind == T_EOF:
+            return "<EOF>"
+        return f"`{t.text}`" if t.value == "quoted" else t.text
 
     def sync_fail(self, expected: frozenset[str] | set[str]) -> ParseError:
         """ANTLR's report at a subrule's decision point: the offending token is extraneous when
@@ -610,7 +618,9 @@ class Parser:
             if self.tok.kind != T_EOF:
                 # start: expr EOF; ANTLR deletes the token when end of input follows it
                 form = "extraneous" if self.toks[self.pos + 1].kind == T_EOF else "mismatched"
-                raise ParseError(self.tok.offset, f"Syntax error: {form} input '{self.tok.text}' expecting <EOF>")
+                raise ParseError(
+                    self.tok.offset, f"Syntax error: {form} input '{self._display(self.tok)}' expecting <EOF>"
+                )
         except _LimitExceeded as stop:
             if stop.issues[-1].message == TOO_MANY_SYNTAX_ERRORS:
                 raise ParseError(stop.offset, stop.message, stop.issues) from None
@@ -908,11 +918,11 @@ class Parser:
                     self.advance()
                     return Literal(self.new_id(t.offset), t.offset, None)
                 if t.text == "in":
-                    raise self.fail(_PRIMARY_EXPECTING)
+                    raise self.sync_fail(_EXPR_FIRST)
                 if t.text in RESERVED:
                     self.errors.append(Issue(t.offset, f"reserved identifier: {t.text}"))
             else:
-                raise self.fail(_PRIMARY_EXPECTING)
+                raise self.sync_fail(_EXPR_FIRST)
             self.advance()
             if self.peek_op("("):
                 open_offset = self.tok.offset
@@ -949,7 +959,7 @@ class Parser:
             if t.text == "{":
                 self.advance()
                 return self._map(t.offset)
-        raise self.fail(_PRIMARY_EXPECTING)
+        raise self.sync_fail(_EXPR_FIRST)
 
     def _list(self, offset: int) -> Expr:
         elems: list[Expr] = []
@@ -1054,9 +1064,6 @@ class Parser:
 
     def call(self, fn: str, at: int, *args: Expr, target: Expr | None = None) -> Call:
         return Call(self.new_id(at), at, fn, list(args), target)
-
-
-_PRIMARY_EXPECTING = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}"
 
 
 # ---------------------------------------------------------------------------------------------
