@@ -77,7 +77,7 @@ def test_macros_expand_to_comprehensions() -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        pytest.param("?!", "Syntax error: mismatched input '?'", id="bad-start"),
+        pytest.param("?!", "Syntax error: extraneous input '?'", id="bad-start"),
         pytest.param("1 +", "Syntax error: mismatched input '<EOF>'", id="eof"),
         pytest.param("1 2", "Syntax error: extraneous input '2'", id="extraneous"),
         pytest.param("a = 1", "Syntax error: token recognition error at: '= '", id="lex"),
