@@ -13,6 +13,7 @@ CEL semantics, not input validation.  List-valued attributes only appear with th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -1027,6 +1028,92 @@ def _corner(c: _Ctx) -> str:
     return " ".join(c.pick(_LITERAL_FORMS + _TOKENS) for _ in range(c.draw(st.integers(2, 6))))
 
 
+# --- every declared function and overload -------------------------------------------------
+
+_SKIP_FUNCTIONS = ("@not_strictly_false", "cel.@mapInsert", "@sortByAssociatedKeys", "_?_:_", "_&&_", "_||_")
+_INFIX = {
+    "_+_": "+",
+    "_-_": "-",
+    "_*_": "*",
+    "_/_": "/",
+    "_%_": "%",
+    "_<_": "<",
+    "_<=_": "<=",
+    "_>_": ">",
+    "_>=_": ">=",
+    "_==_": "==",
+    "_!=_": "!=",
+    "@in": "in",
+}
+_FIXED_ARGS = {
+    "bytes": ("b'ab'", "b''", "b'\\xff'"),
+    "google.protobuf.Duration": ("duration('1s')", "duration('-1h30m')", "duration('0s')"),
+    "google.protobuf.Timestamp": ("timestamp(0)", "timestamp('2020-01-01T00:00:00+01:00')"),
+    "map": ("{'a': 1}", "{}", "{1: 'x'}", "device.attributes", "device.capacity['gpu.example.com']"),
+    "optional_type": ("optional.of(1)", "optional.none()", "optional.of('a')", "device.attributes[?'x.y']"),
+    "type": ("int", "type(1)", "string"),
+    "null_type": ("null",),
+}
+
+
+@lru_cache(maxsize=4)
+def _declared_overloads(lists: bool, consumable: bool) -> tuple[tuple[str, Any], ...]:
+    """(function name, overload) for every overload the DRA environment declares."""
+    from drakit.selectors.env import EnvKey, build_env
+
+    env = build_env(EnvKey("stored", lists, consumable))
+    return tuple(
+        (name, o)
+        for name, f in sorted(env.functions.items())
+        if name not in _SKIP_FUNCTIONS
+        for o in f.overloads
+    )
+
+
+def _arg_for(c: _Ctx, t: Any) -> str:
+    kind, name = t.kind, t.name
+    simple = {"bool": B, "int": I, "uint": U, "double": D, "string": S}
+    if kind in simple:
+        return _gen(c, simple[kind], 1)
+    if name == "kubernetes.Quantity":
+        return _gen(c, Q, 1)
+    if name == "kubernetes.Semver":
+        return _gen(c, V, 1)
+    if kind == "list":
+        elem = t.params[0].kind if t.params else "dyn"
+        return _gen(c, LS if elem == "string" else LI, 1)
+    if name in _FIXED_ARGS:
+        return c.pick(_FIXED_ARGS[name])
+    if kind == "map" or kind == "type":
+        return c.pick(_FIXED_ARGS[kind])
+    return _gen(c, c.pick(TYPES), 1)  # type parameters, dyn
+
+
+def _declared_call(c: _Ctx) -> str:
+    """A call of one declared overload with arguments of its parameter types; sometimes one
+    argument is a dyn() of another type, to reach runtime dispatch and its error texts."""
+    name, overload = c.pick(_declared_overloads(c.lists, "allowMultipleAllocations" in c.device))
+    args = [_arg_for(c, p) for p in overload.params]
+    if args and c.chance(5):
+        i = c.draw(st.integers(0, len(args) - 1))
+        args[i] = f"dyn({_gen(c, c.pick(TYPES), 1)})"
+    if name in _INFIX and len(args) == 2:
+        return f"({args[0]} {_INFIX[name]} {args[1]})"
+    if name == "-_":
+        return f"-({args[0]})"
+    if name == "!_":
+        return f"!({args[0]})"
+    if name == "_[_]":
+        return f"{args[0]}[{args[1]}]"
+    if name == "_[?_]":
+        return f"{args[0]}[?{args[1]}]"
+    if name == "_?._":
+        return f"{args[0]}.?{c.pick(['a', 'model', 'x'])}"
+    if overload.member and args:
+        return f"{args[0]}.{name}({', '.join(args[1:])})"
+    return f"{name}({', '.join(args)})"
+
+
 @st.composite
 def cel_cases(draw: st.DrawFn, max_depth: int = 4) -> CelCase:
     """A generated (expression, device, environment, gates) question."""
@@ -1036,13 +1123,16 @@ def cel_cases(draw: st.DrawFn, max_depth: int = 4) -> CelCase:
     environment = draw(st.sampled_from(("stored", "new")))
     device = draw(devices(lists, consumable))
     c = _Ctx(draw, device, lists)
-    kind = draw(st.integers(0, 23))
+    kind = draw(st.integers(0, 25))
     if kind == 0:
         expression = draw(_ill_typed(c))
         tag = "ill-typed"
-    elif kind >= 20:
+    elif kind >= 22:
         expression = _corner(c)
         tag = "corner"
+    elif kind >= 20:
+        expression = _declared_call(c)
+        tag = "declared"
     elif kind <= 3:
         t = draw(st.sampled_from((I, U, D, S, Q, V, LI, LS)))
         expression = _gen(c, t, draw(st.integers(1, max_depth)))
