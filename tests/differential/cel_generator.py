@@ -885,8 +885,8 @@ def _corner(c: _Ctx) -> str:
                 f"{{?{g(S)}: optional.none()}}",
                 f"device.attributes[ ?{_quote(c.device['driver'])}].hasValue()",
                 "device. ?attributes.hasValue()",
-                f"[?{g(I)}]",
-                f"{{?{g(S)}: {g(I)}}}",
+                "[?1]",
+                "{?'a': 1}",
                 f"[?optional.of(1)][0] == {g(I)}",
             ]
         )

@@ -55,6 +55,7 @@ from drakit.features import Features
 from drakit.quantity import Quantity
 from drakit.selectors import CelError, CelRuntimeError, compile_any, compile_selector, device_view
 from drakit.selectors.library.standard import format_double
+from drakit.selectors.types import DYN_T as T_DYN
 from drakit.selectors.types import Optional, Uint, unmap_key
 from drakit.selectors.values import Semver
 from tests.differential.cel_generator import CelCase, cel_cases
@@ -164,6 +165,37 @@ def _drakit_answer(case: CelCase) -> dict[str, Any]:
         return out
     out.update(value=_json_value(value), type=_type_name(value))
     return out
+
+
+def upstream_panics(case: CelCase) -> bool:
+    """cel-go v0.29.2's homogeneous-aggregate validator indexes the type parameter of every
+    optional list element / map value; one typed dyn (or a message) has none, and the Go
+    process panics (``validator.go:329``).  Such cases cannot be asked; they are counted."""
+    from drakit.selectors.ast import CreateList, CreateMap, walk
+    from drakit.selectors.checker import check
+    from drakit.selectors.compile import env_key
+    from drakit.selectors.env import build_env
+    from drakit.selectors.parser import ParseError, parse
+
+    if "?" not in case.expression:
+        return False
+    try:
+        parsed = parse(case.expression)
+    except ParseError:
+        return False
+    checked, errors = check(build_env(env_key(case.environment, _features(case.gates))), parsed)
+    if errors:
+        return False
+    for node in walk(parsed.expr):
+        if isinstance(node, CreateList):
+            opt = [node.elements[i] for i in node.optional_indices]
+        elif isinstance(node, CreateMap):
+            opt = [entry.value for entry in node.entries if entry.optional]
+        else:
+            continue
+        if any(not checked.types.get(e.id, T_DYN).params for e in opt):
+            return True
+    return False
 
 
 # --- the oracle, pipelined -----------------------------------------------------------------
@@ -386,6 +418,8 @@ def _shrink(oracle: CelOracle, kind: str, examples: int, seed_value: int) -> Cel
     @_settings(examples)
     @given(cel_cases())
     def hunt(case: CelCase) -> None:
+        if upstream_panics(case):
+            return
         problems = disagreements(case, oracle.ask(case.request()), drakit_answer(case))
         if problems and signature(problems) == kind:
             smallest.append(case)
@@ -425,7 +459,7 @@ def test_generated_cel_agrees(cel_oracle: CelOracle) -> None:
     report = bool(os.environ.get("DRAKIT_CEL_DIFF_REPORT"))
 
     t0 = time.perf_counter()
-    cases = _generate(examples, seed_value)
+    cases = [c for c in _generate(examples, seed_value) if not upstream_panics(c)]
     t1 = time.perf_counter()
     answers: list[dict[str, Any]] = []
     for chunk in _chunks(cases, 2000):
