@@ -14,6 +14,7 @@ import json
 import sys
 import time
 from collections import Counter
+from typing import Any
 
 from tests.oracle.client import DEFAULT_BINARY
 from tests.oracle.test_cel_differential import (
@@ -25,6 +26,22 @@ from tests.oracle.test_cel_differential import (
     signature,
     upstream_panics,
 )
+
+
+def _estimate(answer: dict[str, Any]) -> Any:
+    return (answer.get("cost") or {}).get("estimated")
+
+
+def _excuse(want: dict[str, Any], got: dict[str, Any]) -> str:
+    """Which documented difference let two different answers agree."""
+    message = str((got.get("error") or {}).get("message", ""))
+    if message.startswith("Too long"):
+        return "new-expression length validation"
+    if message.startswith("too complex"):
+        return "new-expression cost validation"
+    if str((want.get("error") or {}).get("message", "")).startswith("internal error: "):
+        return "upstream runtime panic"
+    return "syntax errors after ANTLR's first recovery"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,10 +65,16 @@ def main(argv: list[str] | None = None) -> int:
     kinds: Counter[str] = Counter()
     tags: Counter[str] = Counter()
     first: dict[str, tuple[str, str]] = {}
+    excused: Counter[str] = Counter()
     for case, want in zip(cases, answers, strict=True):
         mix[outcome_class(want)] += 1
         tags[case.tags[0] if case.tags else "?"] += 1
-        problems = disagreements(case, want, drakit_answer(case))
+        got = drakit_answer(case)
+        problems = disagreements(case, want, got)
+        if not problems and want.get("error") != got.get("error"):
+            excused[_excuse(want, got)] += 1
+        elif not problems and "error" not in want and _estimate(want) != _estimate(got):
+            excused["includes() estimate (v0.37.2 vs the vectors)"] += 1
         if problems:
             kind = signature(problems)
             kinds[kind] += 1
@@ -60,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{len(cases)} cases (seed {args.seed}; {len(generated) - len(cases)} not asked: upstream panics): generate {t1 - t0:.0f}s, oracle {t2 - t1:.0f}s, "
         f"drakit {t3 - t2:.0f}s; outcomes {dict(mix)}; generators {dict(tags)}; "
-        f"{sum(kinds.values())} disagreement(s) of {len(kinds)} kind(s)"
+        f"{sum(kinds.values())} disagreement(s) of {len(kinds)} kind(s); documented differences {dict(excused)}"
     )
     for kind, n in kinds.most_common():
         problem, case_json = first[kind]
