@@ -506,7 +506,7 @@ class Checker:
         else:
             self.error(
                 e.iter_range,
-                f"expression of type '{self.fmt(range_t)}' cannot be the range of a comprehension "
+                f"expression of type '{self.fmt(range_t)}' cannot be range of a comprehension "
                 "(must be list, map, or dynamic)",
             )
             v1 = T.ERROR

@@ -460,6 +460,10 @@ class Coster:
         if oid == "list_distinct" and not args:
             sz = self.lib_size(target)
             return _allocating_list(2, sz.mul(sz))
+        if oid.endswith("_sortByAssociatedKeys") and target is not None and len(args) == 1:
+            sz = self.lib_size(args[0])  # ext.Lists sorts by the keys list
+            elem = oid[len("list_") : -len("_sortByAssociatedKeys")]
+            return _allocating_list(2 + (STRING_FACTOR if elem in ("string", "bytes") else 0), sz.mul(sz))
         if oid.startswith("list_") and oid.endswith("_sort") and not args:
             sz = self.lib_size(target)
             elem = oid[len("list_") : -len("_sort")]

@@ -1070,6 +1070,11 @@ class Parser:
 # Macros (cel-go parser/macro.go, ext/bindings.go, ext/comprehensions.go, cel/optional)
 
 
+# cel-go's MakeMap/MakeFilter say this; its quantifiers and two-variable macros say
+# "argument must be a simple name".
+_NOT_AN_IDENTIFIER = "argument is not an identifier"
+
+
 def _simple_name(e: Expr, what: str = "argument must be a simple name") -> str:
     if not isinstance(e, Ident) or e.name.startswith("."):
         raise ParseError(e.offset, what)
@@ -1154,7 +1159,7 @@ def _exists_one(p: Parser, c: Call, n: int = 1) -> Expr:
 
 def _map(p: Parser, c: Call) -> Expr:
     at = c.offset
-    v = _simple_name(c.args[0])
+    v = _simple_name(c.args[0], _NOT_AN_IDENTIFIER)
     _check_vars(c, v)
     fn = c.args[-1]
     step: Expr = p.call("_+_", at, p.ident(ACCU, at), CreateList(p.new_id(at), at, [fn]))
@@ -1165,7 +1170,7 @@ def _map(p: Parser, c: Call) -> Expr:
 
 def _filter(p: Parser, c: Call) -> Expr:
     at = c.offset
-    v = _simple_name(c.args[0])
+    v = _simple_name(c.args[0], _NOT_AN_IDENTIFIER)
     _check_vars(c, v)
     step = p.call(
         "_?_:_",
@@ -1264,11 +1269,18 @@ def _opt_flat_map(p: Parser, c: Call) -> Expr:
 
 
 def _sort_by(p: Parser, c: Call) -> Expr:
-    # ext.Lists: list.sortBy(x, key) -> @sortByAssociatedKeys(list, list.map(x, key))
+    # ext.Lists: list.sortBy(x, key) -> cel.bind(in, list, in.@sortByAssociatedKeys(in.map(x, key)))
     at = c.offset
     assert c.target is not None
-    v = _simple_name(c.args[0], "sortBy(var, ...) variable name must be a simple identifier")
     target = c.target
+    if not isinstance(target, CreateList | Select | Ident | Comprehension | Call) or (
+        isinstance(target, Select) and target.test_only
+    ):
+        raise ParseError(
+            target.offset,
+            "sortBy can only be applied to a list, identifier, comprehension, call or select expression",
+        )
+    v = _simple_name(c.args[0], _NOT_AN_IDENTIFIER)
     bound = "@__sortBy_input__"
     keys = Comprehension(
         p.new_id(at),
@@ -1290,7 +1302,7 @@ def _sort_by(p: Parser, c: Call) -> Expr:
         target,
         p.lit(False, at),
         p.ident(bound, at),
-        p.call("@sortByAssociatedKeys", at, p.ident(bound, at), keys),
+        p.call("@sortByAssociatedKeys", at, keys, target=p.ident(bound, at)),
     )
 
 

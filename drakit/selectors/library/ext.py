@@ -259,6 +259,7 @@ def declare_lists_ext(env: Env) -> None:
             [LA, T.list_of(t)],
             LA,
             _sort_by_keys,
+            member=True,
         )
     fn(
         env,

@@ -33,7 +33,7 @@ from drakit.selectors import compile_any, compile_selector
         ),
         pytest.param("[1, 'a']", "expected type 'int' but found 'string'", id="homogeneous-list"),
         pytest.param(
-            "1.all(x, true)", "expression of type 'int' cannot be the range of a comprehension", id="range"
+            "1.all(x, true)", "expression of type 'int' cannot be range of a comprehension", id="range"
         ),
         pytest.param("device.foo", "undefined field 'foo'", id="undefined-field"),
         pytest.param("1.x", "type 'int' does not support field selection", id="select-int"),
