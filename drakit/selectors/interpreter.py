@@ -172,7 +172,18 @@ def _traversal(v: Any) -> int:
 # added here is never priced as a constant by mistake.
 _TRAVERSAL_FUNCTIONS = frozenset(("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"))
 _RECEIVER_SIZE_FUNCTIONS = frozenset(
-    ("url", "lowerAscii", "upperAscii", "substring", "trim", "quantity", "isQuantity", "cidr", "isIP", "isCIDR")
+    (
+        "url",
+        "lowerAscii",
+        "upperAscii",
+        "substring",
+        "trim",
+        "quantity",
+        "isQuantity",
+        "cidr",
+        "isIP",
+        "isCIDR",
+    )
 )
 _SIZE_DEPENDENT_FUNCTIONS = (
     _TRAVERSAL_FUNCTIONS | _RECEIVER_SIZE_FUNCTIONS | {"replace", "split", "join", "find", "findAll"}
@@ -633,6 +644,12 @@ class Planner:
 
             return self.charge(opt_sel, 1)
         assert fn_decl is not None, fname
+        if (
+            fname in ("orValue", "or")
+            and e.target is not None
+            and ids in (["optional_orValue_value"], ["optional_or_optional"])
+        ):
+            return self.plan_optional_or(e, value=fname == "orValue")
         rhs = e.args[-1] if e.args else None
         if fname == "@in" and ids == ["in_list"] and isinstance(rhs, CreateList) and not rhs.elements:
             # cel-go's set-membership optimisation: membership in a constant empty list is
@@ -714,6 +731,22 @@ class Planner:
         else:
             f = lambda fr: impl(*[g(fr) for g in arg_fns])  # noqa: E731
         return self.charge(f, static_cost or 0)
+
+    def plan_optional_or(self, e: Call, *, value: bool) -> Fn:
+        """cel-go special-cases ``opt.or(o)`` / ``opt.orValue(v)``: the alternative is only
+        evaluated when the optional is empty (its errors never surface otherwise)."""
+        assert e.target is not None
+        lhs, rhs = self.plan(e.target), self.plan(e.args[0])
+
+        def optional_or(fr: Frame) -> Any:
+            v = lhs(fr)
+            if type(v) is not Optional:
+                raise EvalError("no such overload")
+            if v.present:
+                return v.value if value else v
+            return rhs(fr)
+
+        return optional_or
 
     def plan_logic(self, e: Call, *, is_and: bool) -> Fn:
         lhs, rhs = (self.plan(a) for a in e.args)

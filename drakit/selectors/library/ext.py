@@ -35,19 +35,25 @@ def _char_at(s: str, i: int) -> str:
 
 
 def _index_of(s: str, sub: str, start: int = 0) -> int:
-    if start < 0 or start > len(s):
+    """cel-go ext.Strings indexOf (``indexOfOffset``: past the end is -1, not an error)."""
+    if start < 0:
         raise EvalError(f"index out of range: {start}")
-    return s.find(sub, start)
+    if sub == "":  # matches at the offset, clamped to the end
+        return min(start, len(s))
+    return -1 if start >= len(s) else s.find(sub, start)
 
 
 def _last_index_of(s: str, sub: str, start: int | None = None) -> int:
+    """cel-go ext.Strings lastIndexOf (``lastIndexOfOffset`` for the offset form)."""
     if start is None:
         return s.rfind(sub)
-    if start < 0 or (start >= len(s) + (1 if not s else 0) and start > len(s)):
+    if start < 0:
         raise EvalError(f"index out of range: {start}")
-    if start > len(s):
-        raise EvalError(f"index out of range: {start}")
-    return s.rfind(sub, 0, start + len(sub))
+    if sub == "":  # matches at the offset, clamped to the end
+        return min(start, len(s))
+    if start >= len(s):
+        return -1
+    return s.rfind(sub, 0, min(start, len(s) - len(sub)) + len(sub))
 
 
 def _lower_ascii(s: str) -> str:
