@@ -509,10 +509,10 @@ class Coster:
             return sz.by_factor(2 * STRING_FACTOR), Est(0, sz.max)
         if fn == "join" and target is not None:
             ls = self.lib_size(target)
-            sz = ZERO
-            ep = self.paths.get(target.id)
-            es = self.path_size((*ep, "@items") if ep else None) or UNKNOWN
-            sz = ls.mul(es)
+            sz = ZERO  # upstream only sizes the elements of a typed list; a dyn one adds nothing
+            if self.type_of(target).params:
+                ep = self.paths.get(target.id)
+                sz = ls.mul(self.path_size((*ep, "@items") if ep else None) or UNKNOWN)
             if args:
                 sep = self.lib_size(args[0])
                 sz = sz.add(sep.mul(Est(max(ls.min - 1, 0), max(ls.max - 1, 0))))
