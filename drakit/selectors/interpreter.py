@@ -802,7 +802,29 @@ _PLAIN_NO_SUCH_OVERLOAD = frozenset(
 _NAMED_NO_SUCH_OVERLOAD = frozenset(("size", "sort"))
 
 
+# The operand types that have the trait an operator dispatches on (cel-go common/types).
+# A left operand without it is "no such overload: <operator>" unless its type receives
+# calls itself (bool, string, duration, timestamp), which answers a plain "no such overload".
+_ADDERS = (int, Uint, float, str, bytes, list, tuple, Duration, Timestamp)
+_OPERATOR_TRAITS: dict[str, tuple[type, ...]] = {
+    "_+_": _ADDERS,
+    "_-_": (int, Uint, float, Duration, Timestamp),
+    "_*_": (int, Uint, float),
+    "_/_": (int, Uint, float),
+    "_%_": (int, Uint),
+    "-_": (int, float, Duration),
+    **dict.fromkeys(("_<_", "_<=_", "_>_", "_>=_"), (bool, int, Uint, float, str, bytes, Duration, Timestamp)),
+}
+
+
+_RECEIVERS = (bool, str, Duration, Timestamp)
+
+
 def no_such_overload_message(fname: str, args: tuple[Any, ...]) -> str:
+    traits = _OPERATOR_TRAITS.get(fname)
+    receivers = _RECEIVERS if len(args) == 1 else _RECEIVERS[1:]  # measured: bool only for '-'
+    if traits is not None and args and type(args[0]) not in traits and type(args[0]) not in receivers:
+        return f"no such overload: {fname}"
     if fname in _PLAIN_NO_SUCH_OVERLOAD:
         return "no such overload"
     if fname in _NAMED_NO_SUCH_OVERLOAD:

@@ -218,7 +218,9 @@ def map_key(k: Any) -> Any:
     t = type(k)
     if t is bool:
         return BOOL_KEYS[k]
-    if t is list or t is dict or t is Optional or isinstance(k, list | tuple | dict):
+    if t is Optional:  # cel-go's optional.none() is one shared value; each of() is new
+        return IdentityKey(k) if k.present else _NONE_KEY
+    if t is list or t is dict or isinstance(k, list | tuple | dict):
         return IdentityKey(k)
     return k
 
@@ -246,6 +248,7 @@ class Optional:
 
 _ABSENT = object()
 OPTIONAL_NONE = Optional(present=False)
+_NONE_KEY = IdentityKey(OPTIONAL_NONE)
 
 
 @dataclass(frozen=True)
