@@ -46,6 +46,7 @@ from _common import (
 
 from drakit.allocator import Inventory
 from drakit.allocator.search import _Req, _Run
+from drakit.clock import SYSTEM_CLOCK, RandomIds
 from drakit.errors import AllocationError
 from drakit.features import Features
 from drakit.inventory import templates
@@ -176,7 +177,7 @@ def allocator_path(inv: Inventory, features: Features) -> Callable[[], tuple[flo
     """A timing of the allocator's selector check for every device of ``inv`` (real cache path)."""
     node = templates.node("node-00000")
     pools = inv.pools_for(node, features)
-    run = _Run(inv, features, node, pools, [{"metadata": {"name": "bench", "namespace": "bench"}}], inv.state, None, None)
+    run = _Run(inv, features, node, pools, [{"metadata": {"name": "bench", "namespace": "bench"}}], inv.state, None, None, SYSTEM_CLOCK, RandomIds())
     req = _Req(
         claim_index=0, request_index=0, sub_index=0, name="gpu", parent="", class_name=D, device_class={},
         class_selectors=(), selectors=(MEMORY_SELECTOR,), mode="ExactCount", num_devices=1, admin=False,
