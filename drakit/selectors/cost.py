@@ -288,15 +288,16 @@ class Coster:
         s = s.add(self.cost(e.result))
         self._pop(e.accu_var)
         # cel-go copies the result's size (computeSize: computed, declared by path, or fixed
-        # for scalar types) and its entry sizes.
-        size = self.computed(e.result)
+        # for scalar types) and its entry sizes -- after dropping the bound variable, so a
+        # result that is a bare identifier has no size of its own unless its type is scalar.
+        size = None if isinstance(e.result, Ident) else self.computed(e.result)
         if size is None:
             size = self.path_size(self.paths.get(e.result.id))
         if size is None and _is_scalar(self.type_of(e.result)):
             size = ONE
         if size is not None:
             self.sizes[e.id] = size
-        entry = self.entries.get(e.result.id)
+        entry = None if isinstance(e.result, Ident) else self.entries.get(e.result.id)
         if entry is not None:
             self.entries[e.id] = entry
         return s

@@ -355,7 +355,9 @@ def _error_display(s: str) -> str:
     return s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
 
 
-def tokenize(text: str, errors: list[Issue] | None = None) -> list[Token]:
+def tokenize(
+    text: str, errors: list[Issue] | None = None, skipped: list[tuple[int, int]] | None = None
+) -> list[Token]:
     """The token stream of CEL.g4's lexer.
 
     An unmatchable character is reported as ANTLR reports it (at the token's start, showing
@@ -380,6 +382,8 @@ def tokenize(text: str, errors: list[Issue] | None = None) -> list[Token]:
             if errors is None:
                 raise ParseError(i, message) from None
             errors.append(Issue(i, message))
+            if skipped is not None:
+                skipped.append((i, min(e.at + 1, n)))
             i = e.at + 1 if e.at < n else n
             continue
         toks.append(tok)
@@ -499,7 +503,8 @@ class Parser:
         self.text = text
         self.macros = STANDARD_MACROS if macros is None else macros
         self.lex_errors: list[Issue] = []
-        self.toks = tokenize(text, self.lex_errors)
+        self.skipped: list[tuple[int, int]] = []  # text the lexer dropped, as (start, end)
+        self.toks = tokenize(text, self.lex_errors, self.skipped)
         # Errors cel-go's visitor reports and goes on (literals, macros, reserved names).
         self.errors: list[Issue] = []
         self.pos = 0
@@ -877,9 +882,19 @@ class Parser:
     def _no_viable(self, start: Token) -> ParseError:
         """ANTLR could not choose an alternative: it shows the input from ``start`` on."""
         nxt = self.tok
-        end = nxt.offset + len(nxt.text) + (2 if nxt.value == "quoted" else 0)
-        seen = self.text[start.offset : min(end, len(self.text))]
-        return ParseError(nxt.offset, f"Syntax error: no viable alternative at input '{seen}'")
+        end = (
+            len(self.text)
+            if nxt.kind == T_EOF
+            else nxt.offset + len(nxt.text) + (2 if nxt.value == "quoted" else 0)
+        )
+        seen, at = [], start.offset
+        for lo, hi in self.skipped:  # characters the lexer dropped are no token's text
+            if hi <= at or lo >= end:
+                continue
+            seen.append(self.text[at:lo])
+            at = hi
+        seen.append(self.text[at:end])
+        return ParseError(nxt.offset, f"Syntax error: no viable alternative at input '{''.join(seen)}'")
 
     def _separator(self, close: str) -> bool:
         """After an element of a list, map or message: True when the closing token ends it
@@ -901,6 +916,12 @@ class Parser:
         if k in (T_INT, T_UINT, T_DOUBLE):
             self.advance()
             return self._number(t, negative=False, offset=t.offset)
+        if k == T_OP and t.text == "-" and self.toks[self.pos + 1].kind in (T_INT, T_DOUBLE):
+            self.advance()  # literal: sign=MINUS? NUM_INT|NUM_FLOAT (after '!', for one)
+            return self._number(self.advance(), negative=True, offset=t.offset)
+        if k == T_OP and t.text == "-":  # a sign without a number (after '!')
+            self.advance()
+            raise self._no_viable(t)
         if k in (T_STRING, T_BYTES):
             self.advance()
             try:
