@@ -672,7 +672,8 @@ class Planner:
                 if isinstance(v, StructValue):
                     return Optional(v[field]) if field in v else T.OPTIONAL_NONE
                 if isinstance(v, dict):
-                    return Optional(v[field]) if field in v else T.OPTIONAL_NONE
+                    found = field in v or hasattr(type(v), "__missing__")  # DRA's outer maps
+                    return Optional(v[field]) if found else T.OPTIONAL_NONE
                 raise EvalError("no such overload")
 
             return self.charge(opt_sel, 1)

@@ -313,7 +313,8 @@ def _value(o: Optional) -> Any:
 def _opt_index(c: Any, k: Any) -> Optional:
     if isinstance(c, dict):
         mk = map_key(k)
-        return Optional(c[mk]) if mk in c else OPTIONAL_NONE
+        # DRA's outer maps find every domain (an unknown one is an empty map)
+        return Optional(c[mk]) if mk in c or hasattr(type(c), "__missing__") else OPTIONAL_NONE
     if isinstance(c, list | tuple):
         if type(k) in (int, Uint) or (type(k) is float and k == int(k)):
             i = int(k)
