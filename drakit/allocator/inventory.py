@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from drakit.allocator import nodeselector
 from drakit.allocator.constraints import AttrValue, UnsupportedAttribute, lookup_attribute
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
 from drakit.features import Features
@@ -32,49 +33,9 @@ from drakit.quantity import Quantity
 # --- node matching ----------------------------------------------------------------------------
 
 
-def _requirement_matches(req: Mapping[str, Any], value: str | None) -> bool:
-    op = req.get("operator")
-    values = req.get("values") or []
-    if op == "In":
-        return value is not None and value in values
-    if op == "NotIn":
-        return value is None or value not in values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt"):
-        if value is None or len(values) != 1:
-            return False
-        try:
-            have, want = int(value), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
 def node_selector_matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
-    """core/v1 NodeSelector semantics: terms are ORed; an empty term matches nothing."""
-    if not selector:
-        return False
-    meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    name = meta.get("name")
-    for term in selector.get("nodeSelectorTerms") or []:
-        exprs = term.get("matchExpressions") or []
-        fields_ = term.get("matchFields") or []
-        if not exprs and not fields_:
-            continue
-        ok = all(_requirement_matches(r, labels.get(r.get("key", ""))) for r in exprs)
-        if ok:
-            for r in fields_:
-                if r.get("key") != "metadata.name" or not _requirement_matches(r, name):
-                    ok = False
-                    break
-        if ok:
-            return True
-    return False
+    """core/v1 NodeSelector semantics (:func:`drakit.allocator.nodeselector.matches`)."""
+    return nodeselector.matches(node, selector)
 
 
 def node_matches(
@@ -313,6 +274,11 @@ class NodePools:
     pools: tuple[Pool, ...]
     devices: tuple[Device, ...]  # usable pools' devices in pool -> slice -> device order
     notes: tuple[PoolNote, ...]
+    error: str = ""  # pool gathering failed (a node selector that does not parse): no pools
+
+
+def _gather_failed(reason: str) -> NodePools:
+    return NodePools(pools=(), devices=(), notes=(), error=f"gather pool information: {reason}")
 
 
 def _validate_counter_refs(
@@ -334,10 +300,14 @@ def _build_pool(
     driver: str, pool_name: str, slices: list[Slice], features: Features, all_slices: list[Slice] | None
 ) -> Pool:
     slices = sorted(slices, key=lambda s: s.name)
+    # Slices of the pool's generation that do not target the node, when we had to look at all
+    # of them: upstream skips any whose *name* is that of a node-relevant slice (so a second
+    # slice with the same name, counter set or not, is never seen).
+    names = {s.name for s in slices}
+    rest = [s for s in all_slices if s.name not in names] if all_slices is not None else []
     if features.partitionable_devices:
-        # Counter sets may be published in a slice that targets another node (or none): take
-        # them from every slice of the pool's generation when we had to look at all of them.
-        counter_slices = [s for s in sorted(all_slices or slices, key=lambda s: s.name) if s.shared_counters]
+        # Counter sets may be published in a slice that targets another node (or none).
+        counter_slices = [s for s in slices if s.shared_counters] + [s for s in rest if s.shared_counters]
         device_slices = [s for s in slices if not s.shared_counters]
     else:
         counter_slices, device_slices = [], slices
@@ -367,13 +337,10 @@ def _build_pool(
     reason = _validate_counter_refs(counter_sets, slices)
     if reason:
         return Pool(driver, pool_name, invalid=True, invalid_reason=reason)
-    other: list[Slice] = []
-    if all_slices is not None and len(slices) != len(all_slices):
-        names = {s.name for s in slices}
-        other = [s for s in all_slices if s.name not in names]
-        reason = _validate_counter_refs(counter_sets, other)
-        if reason:
-            return Pool(driver, pool_name, invalid=True, invalid_reason=reason)
+    other = [s for s in rest if not s.shared_counters]
+    reason = _validate_counter_refs(counter_sets, other)
+    if reason:
+        return Pool(driver, pool_name, invalid=True, invalid_reason=reason)
     return Pool(
         driver,
         pool_name,
@@ -440,11 +407,24 @@ class Inventory:
                 notes.append(PoolNote("feature-disabled", s))
                 continue
             if s.node_name or s.all_nodes or s.node_selector is not None:
+                if not s.node_name and not s.all_nodes and s.node_selector is not None:
+                    error = nodeselector.parse_error(s.node_selector)
+                    if error:
+                        return _gather_failed(f"failed to perform node selection for slice {s.name}: {error}")
                 relevant = node_matches(node, s.node_name, s.all_nodes, s.node_selector)
             elif s.per_device:
-                relevant = any(
-                    node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices
-                )
+                relevant = False
+                for d in s.devices:
+                    if not d.node_name and not d.all_nodes and d.node_selector is not None:
+                        error = nodeselector.parse_error(d.node_selector)
+                        if error:
+                            # Upstream prints the whole Device struct (with pointer addresses).
+                            return _gather_failed(
+                                f"failed to perform node selection for device {d.name} in slice {s.name}: {error}"
+                            )
+                    if node_matches(node, d.node_name, d.all_nodes, d.node_selector):
+                        relevant = True
+                        break
             else:
                 continue  # some future node-selection field: ignore the slice
             if not relevant:

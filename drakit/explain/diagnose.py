@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from drakit.allocator import allocate
+from drakit.allocator import allocate, has_allocation
 from drakit.allocator.inventory import Inventory, node_selector_matches
 from drakit.allocator.trace import Trace
 from drakit.errors import InvalidArgument, NotFound
@@ -71,7 +71,7 @@ class _Claim:
 
     @property
     def allocated(self) -> bool:
-        return bool(self.obj and (self.obj.get("status") or {}).get("allocation"))
+        return self.obj is not None and has_allocation(self.obj)
 
 
 @dataclass
@@ -616,7 +616,7 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
         if c.allocated and c.obj is not None
         for r in (((c.obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
     )
-    allocated_claims = [cl for cl in inp.claims if (cl.get("status") or {}).get("allocation")]
+    allocated_claims = [cl for cl in inp.claims if has_allocation(cl)]
     index = ClusterIndex(inp.slices, ctx.features, allocated_claims, inp.taint_rules)
     reach = reach_map(index, usable)
     pending = [c for c in claims if not c.allocated and c.obj is not None]
