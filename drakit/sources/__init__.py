@@ -153,6 +153,17 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     return parse_scenario(text, str(path))
 
 
+def load_node_manifests(path: str | os.PathLike[str], scenario: Scenario) -> tuple[dict[str, Any], ...]:
+    """``simulate --add-nodes FILE``: read through the one reader, checked by :mod:`drakit.sim`."""
+    from drakit.sim.scenario import parse_node_manifests
+
+    try:
+        text = read_one(str(path))
+    except ReadError as e:
+        raise InvalidInput(f"cannot read nodes: {e}") from None
+    return parse_node_manifests(text, str(path), scenario)
+
+
 def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileSet:
     """Profiles from files, directories, ``-``, or names of bundled examples (``training-48g``).
 
@@ -181,7 +192,9 @@ def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileS
         # Not "every bundled profile": the user named files, and none holds a profile.
         raise InvalidInput(f"{', '.join(t.name for t in inputs.texts)}: no Profile documents "
                            f"(apiVersion: {API_VERSION}, kind: {KIND})")
-    return ProfileSet(pset.profiles, tuple(dict.fromkeys([*pset.given, *select])))
+    # With names selected too, parse_profiles reports only those: add the files' own profiles.
+    defined = parse_profiles(texts, example_texts() if library else []).given if select else pset.given
+    return ProfileSet(pset.profiles, tuple(dict.fromkeys([*defined, *select])))
 
 
 __all__ = [
@@ -202,6 +215,7 @@ __all__ = [
     "load_bundle",
     "load_documents",
     "load_manifest_documents",
+    "load_node_manifests",
     "load_profile_files",
     "load_scenario",
     "parse_text",
