@@ -541,7 +541,7 @@ def _first_line(chunk: str, offset: int) -> int:
     return offset + 1 + (chunk.count("\n", 0, m.start()) if m else 0)
 
 
-def _yaml_documents(source: str, text: str, problems: list[Problem]) -> Iterator[Document]:
+def _yaml_documents(source: str, text: str, problems: list[Problem], nonfinite_ok: bool = False) -> Iterator[Document]:
     index = 0
     for offset, chunk in _chunks(text):
         if _only_directives(chunk):
@@ -558,7 +558,7 @@ def _yaml_documents(source: str, text: str, problems: list[Problem]) -> Iterator
         builder = _Builder(with_aliases="&" in chunk)
         try:
             data = builder.build(node)
-            if builder.nonfinite:
+            if builder.nonfinite and not nonfinite_ok:
                 bad = builder.nonfinite[0]
                 raise DecodeError(f"json: unsupported value: {bad.value} (NaN and infinities are not JSON numbers)",
                                   bad.start_mark.line + 1, _locate(node, bad))
@@ -665,15 +665,19 @@ def looks_like_json(source: str, text: str) -> bool:
     return source.lower().endswith(".json") or text.lstrip()[:1] in ("{", "[")
 
 
-def parse_text(source: str, text: str) -> tuple[list[Document], list[Problem]]:
-    """Every non-empty document of one input (JSON or a YAML stream) and the ones that failed."""
+def parse_text(source: str, text: str, *, nonfinite_ok: bool = False) -> tuple[list[Document], list[Problem]]:
+    """Every non-empty document of one input (JSON or a YAML stream) and the ones that failed.
+
+    ``nonfinite_ok`` lets YAML's ``.nan``/``.inf`` through for inputs kubectl never reads
+    (scenarios), whose own checks word the error for the field.
+    """
     problems: list[Problem] = []
     if looks_like_json(source, text):
         docs = list(_json_documents(source, text, problems))
         if docs or source.lower().endswith(".json"):
             return docs, problems
         problems = []  # not JSON after all: YAML's flow style starts with { or [ too
-    docs = list(_yaml_documents(source, text, problems))
+    docs = list(_yaml_documents(source, text, problems, nonfinite_ok))
     return docs, problems
 
 

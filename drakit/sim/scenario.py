@@ -188,7 +188,7 @@ class _Doc:
 
 
 def _parse_stream(text: str, source: str) -> list[_Doc]:
-    docs, problems = parse_text(source, text)
+    docs, problems = parse_text(source, text, nonfinite_ok=True)
     if problems:
         raise InvalidInput("\n".join(
             f"{source}:{p.line}: invalid YAML: {p}" if p.line else f"{source}: invalid YAML: {p}" for p in problems))
