@@ -54,6 +54,7 @@ GATES = (
 )
 NAMESPACE = "default"
 
+
 class Chooser(Protocol):
     """The random decisions a scenario is built from."""
 
@@ -126,7 +127,10 @@ class HypothesisChooser:
     def subset(self, options: Sequence[T], min_size: int, max_size: int) -> list[T]:
         # by index: options may be unhashable (dicts)
         indices = st.lists(
-            st.integers(0, len(options) - 1), min_size=min_size, max_size=min(max_size, len(options)), unique=True
+            st.integers(0, len(options) - 1),
+            min_size=min_size,
+            max_size=min(max_size, len(options)),
+            unique=True,
         )
         return [options[i] for i in self.draw(indices)]
 
