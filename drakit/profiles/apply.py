@@ -328,13 +328,13 @@ def claims_for_workloads(claim: dict[str, Any], namespaces: Sequence[str], optio
     """The compiled claim (template) once per namespace the edited workloads live in.
 
     Pods find a ResourceClaimTemplate only in their own namespace, so ``--include-objects``
-    must emit it there; a workload without a namespace uses ``--namespace`` (or none).  A
-    workload whose namespace contradicts ``--namespace`` is an error, not a silent split.
+    must emit it there; a workload without a namespace uses the requested one (or none).  A
+    workload whose namespace contradicts the requested one is an error, not a silent split.
     """
     wanted: list[str] = []
     for ns in namespaces:
         if ns and option and ns != option:
-            raise InvalidInput(f"{source}: a workload is in namespace {ns!r} but --namespace is {option!r}")
+            raise InvalidInput(f"{source}: a workload is in namespace {ns!r} but the requested namespace is {option!r}")
         target = ns or option or ""
         if target not in wanted:
             wanted.append(target)
