@@ -739,7 +739,7 @@ def parse_node_manifests(text: str, source: str, scenario: Scenario) -> tuple[di
         problems.extend(c.problems())
     problems.extend(validate_report(entries, scenario.features).errors)
     if not objects and not problems:
-        raise InvalidInput(f"{source}: --add-nodes: no Node or ResourceSlice in this file")
+        raise InvalidInput(f"{source}: extra nodes: no Node or ResourceSlice in this file")
     if problems:
         raise InvalidInput(problems)
     return tuple(objects)
