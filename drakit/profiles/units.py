@@ -15,10 +15,10 @@ import re
 
 from drakit.quantity import Quantity
 
-_MEMORY_RE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KMGTP]i?B?|[kK]B?)$")
+_MEMORY_RE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KMGTP]i?B?|[kK]B?)\Z")
 _BINARY = {"Ki": "Ki", "Mi": "Mi", "Gi": "Gi", "Ti": "Ti", "Pi": "Pi"}
 _DECIMAL = {"K": "k", "k": "k", "M": "M", "G": "G", "T": "T", "P": "P"}
-_VERSION_RE = re.compile(r"^v?(?P<parts>[0-9]+(?:\.[0-9]+){0,2})$")
+_VERSION_RE = re.compile(r"^v?(?P<parts>[0-9]+(?:\.[0-9]+){0,2})\Z")
 
 
 class UnitError(ValueError):

@@ -41,9 +41,9 @@ _BYTES_PER_DEVICE = 6 * 1024
 _BYTES_PER_POD = 6 * 1024
 _BASE_BYTES = 120 * 1024 * 1024
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_ADD_NODES = re.compile(r"^(\d+)x([a-z0-9-]+)$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
+_ADD_NODES = re.compile(r"^(\d+)x([a-z0-9-]+)\Z")
 
 # Lines per path: "" is the document itself, "spec.nodes[0].count" a field.
 LineMap = dict[str, int]
