@@ -30,15 +30,19 @@ from drakit.model.names import label_value, qualified_name
 from drakit.quantity import Quantity, QuantityError
 
 __all__ = [
+    "DEVICE_TAINT_EFFECTS",
     "NodeSelector",
     "cpu_millis",
     "find_untolerated_taint",
     "memory_bytes",
     "node_selector_matches",
     "parse_node_selector",
+    "parse_quantity",
+    "parsed_node_selector",
     "pod_matches_node_affinity",
     "tolerates",
     "tolerates_device_taint",
+    "untolerated_device_taint",
 ]
 
 Obj = Mapping[str, Any]
@@ -133,7 +137,26 @@ def parse_node_selector(selector: Obj, path: str = "") -> NodeSelector:
 
 def node_selector_matches(node: Obj, selector: Obj) -> bool:
     """``NodeSelector.Match``: a selector with no (non-empty) terms matches no node."""
-    return parse_node_selector(selector).matches(node)
+    return parsed_node_selector(selector).matches(node)
+
+
+_PARSED: dict[int, tuple[Obj, NodeSelector]] = {}
+_PARSED_MAX = 4096
+
+
+def parsed_node_selector(selector: Obj) -> NodeSelector:
+    """:func:`parse_node_selector` memoised per selector object (published objects never change).
+
+    The cache holds the selector itself, so its ``id`` cannot be reused while cached.
+    """
+    hit = _PARSED.get(id(selector))
+    if hit is not None and hit[0] is selector:
+        return hit[1]
+    parsed = parse_node_selector(selector)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[id(selector)] = (selector, parsed)
+    return parsed
 
 
 def _seq(value: Any) -> Sequence[Any]:
@@ -268,6 +291,20 @@ def find_untolerated_taint(
     return None
 
 
+# The device taint effects the allocator acts on; "None" and effects it does not know are ignored.
+DEVICE_TAINT_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+def untolerated_device_taint(taints: Iterable[Obj], tolerations: Sequence[Obj]) -> Obj | None:
+    """The first device taint the allocator would hold against a request with ``tolerations``."""
+    for taint in taints:
+        if (taint.get("effect") or "") in DEVICE_TAINT_EFFECTS and not any(
+            tolerates_device_taint(t, taint) for t in tolerations
+        ):
+            return taint
+    return None
+
+
 def _canonical_int64(text: str) -> int | None:
     """content.IsDecimalInteger then strconv.ParseInt: "0", or an optional "-" and no leading zero."""
     digits = text[1:] if text.startswith("-") else text
@@ -284,15 +321,16 @@ def cpu_millis(value: Any) -> int:
 
     Raises :class:`~drakit.quantity.QuantityError` (a ``ValueError``) for a bad quantity.
     """
-    return _quantity(value).milli_value()
+    return parse_quantity(value).milli_value()
 
 
 def memory_bytes(value: Any) -> int:
     """A memory (or any byte) quantity in bytes, rounded up (``Value``)."""
-    return _quantity(value).value()
+    return parse_quantity(value).value()
 
 
-def _quantity(value: Any) -> Quantity:
+def parse_quantity(value: Any) -> Quantity:
+    """A quantity from a wire value: its text, an integer, or a YAML float as written."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         # float YAML scalars (0.5) are read as the text they were written as
         if isinstance(value, float) and value == value and abs(value) != float("inf"):

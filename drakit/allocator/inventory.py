@@ -26,55 +26,25 @@ from typing import Any
 
 from drakit.allocator.constraints import AttrValue, UnsupportedAttribute, lookup_attribute
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
+from drakit.corev1 import node_selector_matches, parsed_node_selector
 from drakit.features import Features
 from drakit.quantity import Quantity
 
 # --- node matching ----------------------------------------------------------------------------
 
 
-def _requirement_matches(req: Mapping[str, Any], value: str | None) -> bool:
-    op = req.get("operator")
-    values = req.get("values") or []
-    if op == "In":
-        return value is not None and value in values
-    if op == "NotIn":
-        return value is None or value not in values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt"):
-        if value is None or len(values) != 1:
-            return False
-        try:
-            have, want = int(value), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
-def node_selector_matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
-    """core/v1 NodeSelector semantics: terms are ORed; an empty term matches nothing."""
-    if not selector:
-        return False
-    meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    name = meta.get("name")
-    for term in selector.get("nodeSelectorTerms") or []:
-        exprs = term.get("matchExpressions") or []
-        fields_ = term.get("matchFields") or []
-        if not exprs and not fields_:
-            continue
-        ok = all(_requirement_matches(r, labels.get(r.get("key", ""))) for r in exprs)
-        if ok:
-            for r in fields_:
-                if r.get("key") != "metadata.name" or not _requirement_matches(r, name):
-                    ok = False
-                    break
-        if ok:
-            return True
-    return False
+def _selector_error(
+    s: Slice, node_name: str, all_nodes: bool, selector: Mapping[str, Any] | None, device: str | None
+) -> str:
+    """Upstream's GatherPools error for a node selector NodeMatches would parse and refuse."""
+    if node_name or all_nodes or selector is None:
+        return ""
+    errors = parsed_node_selector(selector).errors
+    if not errors:
+        return ""
+    where = f"device {device} in slice {s.name}" if device is not None else f"slice {s.name}"
+    listed = ", ".join(str(e) for e in errors)
+    return f"gather pool information: failed to perform node selection for {where}: failed to parse node selector: {listed}"
 
 
 def node_matches(
@@ -85,7 +55,7 @@ def node_matches(
     if all_nodes:
         return True
     if selector is not None:
-        return node_selector_matches(node, selector)
+        return node_selector_matches(node, selector)  # one that does not parse matches nothing
     return False
 
 
@@ -313,6 +283,7 @@ class NodePools:
     pools: tuple[Pool, ...]
     devices: tuple[Device, ...]  # usable pools' devices in pool -> slice -> device order
     notes: tuple[PoolNote, ...]
+    error: str = ""  # GatherPools failed (a node selector that does not parse): allocation errs first
 
 
 def _validate_counter_refs(
@@ -434,14 +405,18 @@ class Inventory:
     def _gather(self, node: Mapping[str, Any], node_name: str, features: Features) -> NodePools:
         notes: list[PoolNote] = []
         pools: dict[tuple[str, str], list[Slice]] = {}
+        error = ""
         candidates = self._on_node.get(node_name, []) + self._shared
         for s in candidates:
             if not features.partitionable_devices and (s.per_device_set or s.shared_counters):
                 notes.append(PoolNote("feature-disabled", s))
                 continue
             if s.node_name or s.all_nodes or s.node_selector is not None:
+                error = error or _selector_error(s, s.node_name, s.all_nodes, s.node_selector, None)
                 relevant = node_matches(node, s.node_name, s.all_nodes, s.node_selector)
             elif s.per_device:
+                for d in s.devices:
+                    error = error or _selector_error(s, d.node_name, d.all_nodes, d.node_selector, d.name)
                 relevant = any(
                     node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices
                 )
@@ -501,7 +476,7 @@ class Inventory:
         with_binding.sort(key=lambda p: (p.driver, p.name))
         ordered = tuple(plain + with_binding)
         devices = tuple(d for p in ordered if p.usable for s in p.device_slices for d in s.devices)
-        return NodePools(pools=ordered, devices=devices, notes=tuple(notes))
+        return NodePools(pools=ordered, devices=devices, notes=tuple(notes), error=error)
 
     # -- selectors -----------------------------------------------------------------------------
 

@@ -29,8 +29,9 @@ from types import MappingProxyType
 from typing import Any
 
 from drakit.allocator import allocate
-from drakit.allocator.inventory import Inventory, node_selector_matches
+from drakit.allocator.inventory import Inventory
 from drakit.allocator.trace import Trace
+from drakit.corev1 import find_untolerated_taint, node_selector_matches, pod_matches_node_affinity, tolerates
 from drakit.errors import InvalidArgument, NotFound
 from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
@@ -44,7 +45,6 @@ from drakit.explain.funnel import (
     device_nodes,
     product_of,
     reach_map,
-    tolerates,
 )
 from drakit.explain.inputs import ExplainInput, Obj, key_of, name_of, namespace_of
 from drakit.features import Features
@@ -445,7 +445,6 @@ def _node_exclusion(pod: Obj, node: Obj) -> str:
     """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''."""
     spec = pod.get("spec") or {}
     meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
     tolerations = spec.get("tolerations") or []
     if spec.get("nodeName") and spec["nodeName"] != meta.get("name"):
         return "node(s) didn't match the requested node name"
@@ -453,20 +452,11 @@ def _node_exclusion(pod: Obj, node: Obj) -> str:
         tolerates(t, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}) for t in tolerations
     ):
         return "node(s) were unschedulable"
-    selector = spec.get("nodeSelector") or {}
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ))
-    if any(labels.get(k) != v for k, v in selector.items()) or (
-        required and not node_selector_matches(node, required)
-    ):
+    if not pod_matches_node_affinity(spec, node):
         return "node(s) didn't match Pod's node affinity/selector"
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(tolerates(t, taint) for t in tolerations):
-            # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
-            return "node(s) had untolerated taint(s)"
+    if find_untolerated_taint((node.get("spec") or {}).get("taints") or [], tolerations, ("NoSchedule", "NoExecute")):
+        # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
+        return "node(s) had untolerated taint(s)"
     return ""
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from drakit.allocator import cel
 from drakit.allocator.inventory import CapacityEntry, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
+from drakit.corev1 import untolerated_device_taint
 from drakit.explain import amounts
 from drakit.explain.diagnosis import Funnel, FunnelStep, NearMiss
 from drakit.explain.probe import MissingKey, Probe, Unknown, project, projection, projector, split_terms
@@ -95,20 +96,6 @@ def _spec(label: str, name: str, raw: Obj, index: int, alternative: int) -> Requ
 
 
 # --- the cluster index ----------------------------------------------------------------------
-
-
-def tolerates(tol: Obj, taint: Obj) -> bool:
-    """core/v1 toleration semantics (shared by device and node taints)."""
-    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if not tol.get("key"):
-        return op == "Exists"
-    if tol.get("key") != taint.get("key"):
-        return False
-    if op == "Exists":
-        return True
-    return (tol.get("value") or "") == (taint.get("value") or "")
 
 
 @dataclass
@@ -699,7 +686,7 @@ def build_funnel(
 
     # 5. taints (only with DRADeviceTaints, and only shown when some candidate is tainted).
     if index.any_taints and any(index.taints(d) for d in current):
-        kept = [d for d in current if not _untolerated(index.taints(d), req.tolerations)]
+        kept = [d for d in current if not untolerated_device_taint(index.taints(d), req.tolerations)]
         steps.append(FunnelStep("taints", "not tainted, or tolerated", len(kept), len(current) - len(kept)))
         current = kept
     matching = current
@@ -770,13 +757,6 @@ def _reachable(d: Device, reachable: Mapping[int, bool]) -> bool:
     if d.slice.per_device:
         return reachable.get(id(d), False)
     return reachable.get(id(d.slice), False)
-
-
-def _untolerated(taints: Sequence[Obj], tolerations: Sequence[Obj]) -> Obj | None:
-    for t in taints:
-        if not any(tolerates(tol, t) for tol in tolerations):
-            return t
-    return None
 
 
 def _exact(v: Any) -> Fraction:
@@ -903,7 +883,7 @@ def _near_misses(
         if not reachable.get(id(d) if d.slice.per_device else id(d.slice), False):  # _reachable
             extra.append(("node", "not on a node the pod may use"))
         if index.any_taints:
-            bad = _untolerated(index.taints(d), req.tolerations)
+            bad = untolerated_device_taint(index.taints(d), req.tolerations)
             if bad is not None:
                 extra.append(
                     ("taints", f"taint {bad.get('key', '')}={bad.get('value') or ''}:{bad.get('effect', '')} not tolerated")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -53,6 +52,7 @@ from drakit.model.slice import (
     ResourceSliceSpec,
 )
 from drakit.model.taintrule import DeviceTaintRule
+from drakit.quantity import Quantity, QuantityError
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1/types.go, 1.36/1.37).
 MAX_DEVICES = 128
@@ -191,29 +191,16 @@ class _CEL:
 # --------------------------------------------------------------------------- quantities
 
 
-_Q_RE = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)\Z")
-_BIN = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DEC = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
 def _exact(q: str | int | float) -> Fraction | None:
-    """Exact value of a quantity (validation needs only comparison and integer Value())."""
-    if isinstance(q, int | float):
-        return Fraction(q)
-    m = _Q_RE.match(q)
-    if not m:
+    """Exact value of a quantity through the faithful parser; None if it is none (or too huge).
+
+    Validation needs only comparisons and integer Value(); a value whose exact form would need
+    a giant power of ten (``1e99999999``) is refused rather than materialised.
+    """
+    try:
+        return Quantity.parse(repr(q) if isinstance(q, float) else str(q)).exact()
+    except QuantityError:
         return None
-    number, suffix = Fraction(m.group(1)), m.group(2)
-    if suffix in _BIN:
-        return number * (1024 ** _BIN[suffix])
-    if suffix in _DEC:
-        return number * Fraction(10) ** _DEC[suffix]
-    if suffix[:1] in ("e", "E"):
-        try:
-            return number * Fraction(10) ** int(suffix[1:])
-        except ValueError:
-            return None
-    return None
 
 
 def _int_value(v: Fraction) -> int:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
+from drakit.corev1 import cpu_millis, memory_bytes
 from drakit.features import Features
 from drakit.inventory import templates
 from drakit.sim.allocation import Allocator, DrakitAllocator
@@ -38,7 +39,7 @@ from drakit.sim.controller import (
     name_from_generate_name,
 )
 from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
-from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes, parse_cpu_milli
+from drakit.sim.scenario import PodClaim, Scenario, Workload
 from drakit.sim.scheduler import Scheduler, spec_signature
 from drakit.sim.versions import ControlPlane
 
@@ -91,7 +92,7 @@ def _device_memory(device: Mapping[str, Any]) -> int:
     if not isinstance(cap, dict):
         return 0
     try:
-        return parse_bytes(cap.get("value", 0))
+        return memory_bytes(cap.get("value", 0))
     except (TypeError, ValueError):
         return 0
 
@@ -372,9 +373,9 @@ class Run:
         for c in spec.get("containers") or []:
             req = (c.get("resources") or {}).get("requests") or {}
             if "cpu" in req:
-                cpu += parse_cpu_milli(req["cpu"])
+                cpu += cpu_millis(req["cpu"])
             if "memory" in req:
-                mem += parse_bytes(req["memory"])
+                mem += memory_bytes(req["memory"])
         claims = tuple(
             PodClaim(rc.get("name", ""), rc.get("resourceClaimTemplateName"), rc.get("resourceClaimName"))
             for rc in spec.get("resourceClaims") or []

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from drakit.corev1 import cpu_millis, memory_bytes
 from drakit.errors import ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.gostr import quote
@@ -343,37 +344,6 @@ _STANDARD_CLASSES = ("gpu.nvidia.com", "gpu.example.com")
 _MANIFEST_KINDS = ("DeviceClass", "ResourceClaimTemplate", "ResourceClaim", "Node", "ResourceSlice", "Pod")
 
 
-def parse_cpu_milli(value: Any) -> int:
-    """core/v1 cpu quantity -> millicores (only the forms pods and nodes use)."""
-    text = str(value).strip()
-    if text.endswith("m"):
-        return int(float(text[:-1]))
-    return round(float(text) * 1000)
-
-
-_MEM_SUFFIX = {
-    "Ki": 1024,
-    "Mi": 1024**2,
-    "Gi": 1024**3,
-    "Ti": 1024**4,
-    "Pi": 1024**5,
-    "k": 1000,
-    "M": 1000**2,
-    "G": 1000**3,
-    "T": 1000**4,
-    "P": 1000**5,
-}
-
-
-def parse_bytes(value: Any) -> int:
-    """core/v1 memory quantity -> bytes (binary and decimal suffixes, plain numbers)."""
-    text = str(value).strip()
-    for suffix in sorted(_MEM_SUFFIX, key=len, reverse=True):
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)]) * _MEM_SUFFIX[suffix])
-    return int(float(text))
-
-
 def _labels(c: _Checker, data: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
     raw = c.mapping(data, "labels", path)
     out = []
@@ -471,12 +441,12 @@ def _workload(c: _Checker, raw: Any, path: str, names: set[str]) -> Workload | N
     cpu = mem = 0
     if "cpu" in resources:
         try:
-            cpu = parse_cpu_milli(resources["cpu"])
+            cpu = cpu_millis(resources["cpu"])
         except (TypeError, ValueError):
             c.add(f"{path}.resources.cpu", ErrorType.INVALID, resources["cpu"], "not a cpu quantity")
     if "memory" in resources:
         try:
-            mem = parse_bytes(resources["memory"])
+            mem = memory_bytes(resources["memory"])
         except (TypeError, ValueError):
             c.add(f"{path}.resources.memory", ErrorType.INVALID, resources["memory"], "not a memory quantity")
     recipe = c.string(raw, "recipe", f"{path}.recipe")

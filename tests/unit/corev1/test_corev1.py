@@ -71,6 +71,12 @@ NODE = {"metadata": {"name": "n1", "labels": {"zone": "a", "gpus": "8"}}}
     ("selector", "want"),
     [
         pytest.param({}, False, id="no-terms-matches-nothing"),
+        pytest.param({"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                               "values": ["n1"]}]}]}, True, id="name"),
+        pytest.param({"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                               "values": ["n2"]}]}]}, False, id="other-name"),
+        pytest.param({"nodeSelectorTerms": [{"matchExpressions": [{"key": "x", "operator": "Exists"}]}]},
+                     False, id="missing-label"),
         pytest.param({"nodeSelectorTerms": [{}]}, False, id="empty-term-matches-nothing"),
         pytest.param({"nodeSelectorTerms": [{}, {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]},
                      True, id="empty-term-skipped"),
