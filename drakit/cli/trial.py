@@ -14,8 +14,9 @@ import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
 from drakit.demo import demo_paths
+from drakit.drivers.identity import product_of
 from drakit.features import NEWEST_VERSION, Features
-from drakit.inventory.devices import inventory_devices, product_label
+from drakit.inventory.devices import inventory_devices
 from drakit.model import Bundle, load_bundle, to_wire, validate
 
 
@@ -24,7 +25,7 @@ def inventory_summary(bundle: Bundle, objects: list[dict[str, Any]]) -> dict[str
     groups: Counter[tuple[str, str, str]] = Counter()
     for dev in inventory_devices(objects):
         memory = ((dev.device.get("capacity") or {}).get("memory") or {}).get("value", "-")
-        groups[(dev.driver, product_label(dev.driver, dev.device), str(memory))] += 1
+        groups[(dev.driver, product_of(dev.driver, dev.device), str(memory))] += 1
     return {
         "nodes": [n.metadata.name for n in bundle.nodes],
         "devices": [

@@ -43,7 +43,7 @@ from drakit.explain.funnel import (
     build_funnel,
     claim_requests,
     device_nodes,
-    product_of,
+    device_product,
     reach_map,
 )
 from drakit.explain.inputs import ExplainInput, Obj, key_of, name_of, namespace_of
@@ -644,7 +644,7 @@ def _runtime_error(ctx: _Ctx, claim: str, req: RequestSpec, fr: FunnelResult) ->
         Stage.SELECTORS, Verdict.BROKEN, Owner.PLATFORM if where == "class" else Owner.APPLICATION,
         hint=guard or "make the selector handle every device of the class",
         claim=claim, request=req.name, device=dev.ident, selector=i, attribute=attr, error=msg,
-        product=product_of(dev), otherMatching=others,
+        product=device_product(dev), otherMatching=others,
     )
 
 

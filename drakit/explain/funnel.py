@@ -17,7 +17,6 @@ diagnosis of 5,000 nodes x 8 GPUs allocates about one object per device, and non
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -27,6 +26,7 @@ from drakit.allocator import cel
 from drakit.allocator.inventory import CapacityEntry, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
 from drakit.corev1 import untolerated_device_taint
+from drakit.drivers.identity import product_of
 from drakit.explain import amounts
 from drakit.explain.diagnosis import Funnel, FunnelStep, NearMiss
 from drakit.explain.probe import MissingKey, Probe, Unknown, project, projection, projector, split_terms
@@ -563,19 +563,9 @@ def _short(text: str, width: int = LABEL_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def product_of(d: Device) -> str:
-    """What a person calls the device: productName/model attribute, else the device name."""
-    attrs = d.raw.get("attributes") or {}
-    for k in _product_keys(d.driver):
-        v = attrs.get(k)
-        if v is not None and (type(v) is dict or isinstance(v, Mapping)) and v.get("string"):
-            return str(v["string"])
-    return d.name
-
-
-@functools.lru_cache(maxsize=64)
-def _product_keys(driver: str) -> tuple[str, ...]:
-    return tuple(k for key in ("productName", "model", "product", "type") for k in (key, f"{driver}/{key}"))
+def device_product(d: Device) -> str:
+    """What a person calls the device (the one product label, :mod:`drakit.drivers.identity`)."""
+    return product_of(d.driver, d.raw)
 
 
 def build_funnel(
@@ -909,7 +899,7 @@ def _near_misses(
                 "taints": "add a matching toleration to the request",
                 "capacity": "",
             }[key]
-        groups.setdefault((key, product_of(d), message, hint), []).append(d)
+        groups.setdefault((key, device_product(d), message, hint), []).append(d)
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return tuple(
         NearMiss(

@@ -28,6 +28,7 @@ from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
 from drakit.corev1 import cpu_millis, memory_bytes
+from drakit.drivers.identity import product_of
 from drakit.features import Features
 from drakit.inventory import templates
 from drakit.sim.allocation import Allocator, DrakitAllocator
@@ -76,15 +77,6 @@ def _ns(obj: Mapping[str, Any]) -> str:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def _device_product(driver: str, device: Mapping[str, Any]) -> str:
-    attrs = device.get("attributes") or {}
-    for key in ("productName", f"{driver}/productName", "model", f"{driver}/model"):
-        value = attrs.get(key)
-        if isinstance(value, dict) and isinstance(value.get("string"), str):
-            return str(value["string"])
-    return driver
 
 
 def _device_memory(device: Mapping[str, Any]) -> int:
@@ -173,7 +165,7 @@ class Run:
             spec = s.get("spec") or {}
             driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
             for d in spec.get("devices") or []:
-                self.device_info[(driver, pool, d.get("name", ""))] = (_device_product(driver, d), _device_memory(d))
+                self.device_info[(driver, pool, d.get("name", ""))] = (product_of(driver, d), _device_memory(d))
         self.control = ControlPlane.for_version(scenario.kubernetes_version)
         self.scheduler = Scheduler(
             self.cluster,
