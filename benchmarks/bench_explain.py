@@ -49,8 +49,8 @@ import time
 from typing import Any
 
 from drakit.explain.diagnose import diagnose
-from drakit.explain.inputs import ExplainInput
 from drakit.features import Features
+from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.inventory.templates import NVIDIA_DRIVER, expand, nvidia_device_class
 
 BUDGET_S = 1.0
@@ -97,7 +97,7 @@ def inventory(nodes: int) -> list[dict[str, Any]]:
     return out
 
 
-def scenario(name: str, nodes: int, base: list[dict[str, Any]]) -> ExplainInput:
+def scenario(name: str, nodes: int, base: list[dict[str, Any]]) -> ClusterSnapshot:
     objs = list(base)
     if name == "near-miss":
         objs += [_claim("train", 1, (MEM_80GI,)), _pod("train", "train")]
@@ -111,7 +111,7 @@ def scenario(name: str, nodes: int, base: list[dict[str, Any]]) -> ExplainInput:
             free = 4 if i == nodes // 2 else 0
             objs.append(_busy(f"node-{i:05d}", [f"gpu-{g}" for g in range(free, 8)], f"job-{i:05d}"))
         objs += [_claim("train", 4), _pod("train", "train")]
-    return ExplainInput.from_objects(objs)
+    return ClusterSnapshot.from_objects(objs)
 
 
 class _CollectorClock:

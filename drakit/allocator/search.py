@@ -30,6 +30,7 @@ from drakit.clock import SYSTEM_CLOCK, Clock, IdSource, RandomIds
 from drakit.corev1 import DEVICE_TAINT_EFFECTS, tolerates_device_taint
 from drakit.errors import AllocationError
 from drakit.features import Features
+from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey
 from drakit.outcomes import ReasonCode
 from drakit.quantity import Format, Quantity
 
@@ -119,12 +120,6 @@ class _Result:
     consumed: dict[str, Quantity] | None
 
 
-def _claim_label(claim: Mapping[str, Any]) -> str:
-    meta = claim.get("metadata") or {}
-    ns, name = meta.get("namespace") or "", meta.get("name") or ""
-    return f"{ns}/{name}" if ns else name
-
-
 _ZERO = quantity_of("0")
 
 
@@ -168,7 +163,7 @@ class _Run:
         self.pools = pools
         self.pool_by_id: dict[tuple[str, str], Pool] = {(p.driver, p.name): p for p in pools.pools}
         self.claims = claims
-        self.labels = [_claim_label(c) for c in claims]
+        self.labels = [str(ObjectKey.of(c, "ResourceClaim")) for c in claims]
         self.state = state
         self.deadline = deadline
         self.trace = trace
@@ -1148,6 +1143,32 @@ def allocate(
     if trace is not None:
         _explain_leftovers(run, trace)
     return finish("allocated", "", results)
+
+
+def allocate_snapshot(
+    snapshot: ClusterSnapshot,
+    node: Mapping[str, Any] | str,
+    *,
+    features: Features,
+    timeout: float | None = 10.0,
+    trace: Trace | None = None,
+) -> AllocationOutcome:
+    """:func:`allocate` on a snapshot: its unallocated claims, in snapshot order, on ``node``.
+
+    ``node`` is a Node object or a name; a name the snapshot does not hold stands for a Node
+    with that name and no labels (its node-local slices may still name it).
+    """
+    if isinstance(node, str):
+        node = snapshot.find("Node", node) or {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}}
+    return allocate(
+        node=node,
+        slices=snapshot.slices,
+        classes=snapshot.classes,
+        claims=snapshot.claims,
+        features=features,
+        timeout=timeout,
+        trace=trace,
+    )
 
 
 def _explain_leftovers(run: _Run, trace: Trace) -> None:

@@ -1,48 +1,33 @@
 """``drakit allocate``: run the allocator on manifests for one node.
 
-Thin shell: load objects, resolve feature gates, call :func:`drakit.allocator.allocate`, print.
+Thin shell: resolve feature gates, open a validated snapshot, call
+:func:`drakit.allocator.allocate_snapshot`, print.
 Exit codes: 0 allocated, 3 unsatisfiable, 4 error, 1 invalid input, 2 usage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
 
-from drakit.allocator import AllocationOutcome, allocate
+from drakit.allocator import AllocationOutcome, allocate_snapshot
 from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
+from drakit.cli.door import open_snapshot
 from drakit.errors import UsageError
 from drakit.features import NEWEST_VERSION, Features
-from drakit.model import load_bundle, to_wire
+from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey
 
 
-def load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
-    """Wire dicts of every object in ``paths``, loaded strictly (unknown fields are errors).
-
-    Objects that share a name are kept, in input order: the allocator decides on them as
-    upstream's does (e.g. two slices of one pool with the same name make the pool invalid).
-    """
-    bundle = load_bundle(list(paths), allow_duplicate_names=True)
-    return [to_wire(obj) for obj in bundle.objects]
-
-
-def _kind(obj: Mapping[str, Any]) -> str:
-    return str(obj.get("kind", ""))
-
-
-def pick_node(objects: Sequence[Mapping[str, Any]], name: str | None) -> Mapping[str, Any]:
-    nodes = [o for o in objects if _kind(o) == "Node"]
+def pick_node(snapshot: ClusterSnapshot, name: str | None) -> Mapping[str, Any] | str:
+    """The Node to allocate for: ``--node``, or the input's only Node."""
     if name is None:
-        if len(nodes) != 1:
-            raise UsageError(f"--node is required: the input has {len(nodes)} Node objects, not exactly one")
-        return nodes[0]
-    for n in nodes:
-        if (n.get("metadata") or {}).get("name") == name:
-            return n
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
+        if len(snapshot.nodes) != 1:
+            raise UsageError(f"--node is required: the input has {len(snapshot.nodes)} Node objects, not exactly one")
+        return snapshot.nodes[0]
+    return name
 
 
 def render_text(outcome: AllocationOutcome, trace: Trace) -> str:
@@ -50,13 +35,7 @@ def render_text(outcome: AllocationOutcome, trace: Trace) -> str:
     lines: list[str] = []
     if outcome.status == "allocated":
         for claim in outcome.claims:
-            meta = claim.get("metadata") or {}
-            label = (
-                f"{meta['namespace']}/{meta.get('name', '')}"
-                if meta.get("namespace")
-                else meta.get("name", "")
-            )
-            lines.append(f"claim {label}: allocated")
+            lines.append(f"claim {ObjectKey.of(claim)}: allocated")
             results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
                 "results"
             ) or []
@@ -94,20 +73,21 @@ def register(app: typer.Typer) -> None:
             float, typer.Option("--timeout", help="Search budget in seconds (0 = none).")
         ] = 10.0,
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+        as_given: Annotated[
+            bool,
+            typer.Option(
+                "--as-given",
+                help="Take the objects as upstream's allocator tests do: no API validation, "
+                "namespaces as written, objects sharing a name kept.",
+            ),
+        ] = False,
     ) -> None:
         """Allocate devices for the unallocated ResourceClaims in the input on one node."""
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        objects = load_objects(files)
-        node_obj = pick_node(objects, node)
+        snapshot = open_snapshot(files, features, as_given=as_given)
         trace = Trace()
-        outcome = allocate(
-            node=node_obj,
-            slices=[o for o in objects if _kind(o) == "ResourceSlice"],
-            classes=[o for o in objects if _kind(o) == "DeviceClass"],
-            claims=[o for o in objects if _kind(o) == "ResourceClaim"],
-            features=features,
-            timeout=timeout or None,
-            trace=trace,
+        outcome = allocate_snapshot(
+            snapshot, pick_node(snapshot, node), features=features, timeout=timeout or None, trace=trace
         )
         if output == Output.text:
             typer.echo(render_text(outcome, trace))

@@ -1,15 +1,31 @@
 """``drakit cel``: evaluate and check CEL selector expressions the way Kubernetes does.
 
-``eval`` prints ``{"value": ..., "type": ...}`` or ``{"error": {"phase", "message"}}`` and
-exits 0 when evaluated, 1 on a compile or runtime error; ``check`` prints the result type,
-the worst-case cost estimate and any compile error.
+``eval`` prints ``{"mode", "value", "type", "cost"}`` or ``{"mode", "error": {"phase",
+"message"}}`` and exits 0 when evaluated, 1 on a compile or runtime error.  ``mode`` says how
+the expression was taken: ``selector`` (the scheduler's semantics: the selector compiler, a
+bool result required) or ``value`` (any result type); ``--as`` picks one, the default
+``auto`` takes an expression as a selector unless only its result type rules that out.
+``check`` prints the result type, the worst-case cost estimate and any compile error.
+
+Values are rendered with CEL's JSON conversion (cel-go ``ConvertToNative`` to
+``google.protobuf.Value``, then the proto3 JSON mapping): bytes as base64, NaN and ±Inf as
+``"NaN"``/``"Infinity"``/``"-Infinity"``, integers beyond ±(2^53-1) as decimal strings,
+durations and timestamps as CEL's ``string()`` of them (``"3600s"``, RFC 3339).  Values CEL
+cannot convert to JSON print as their CEL string form: quantities, semvers, IPs, CIDRs, URLs,
+format names, type values; an absent optional prints as null, a present one as its value.
+This differs from the oracle's debug print (Go's ``%v``) only where that print is not JSON
+conversion: ``"+Inf"`` for Infinity, Go durations (``1h0m0s``) and times
+(``2020-01-01 00:00:00 +0000 UTC``), integers as numbers at any size, optionals unwrapped,
+named formats as Go structs.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,7 +39,7 @@ from drakit.quantity import Quantity
 from drakit.selectors import compile_any, device_view, evaluate_expression
 from drakit.selectors.compile import DeviceView
 from drakit.selectors.env import MAX_COST
-from drakit.selectors.types import Duration, Optional, Timestamp, TypeValue, Uint, unmap_key
+from drakit.selectors.types import Duration, LibValue, Optional, Timestamp, TypeValue, Uint, unmap_key
 from drakit.selectors.values import Semver
 
 EnvOpt = Annotated[str, typer.Option("--environment", help="stored|new")]
@@ -31,37 +47,53 @@ GatesOpt = Annotated[str | None, typer.Option("--feature-gates", help="Name=bool
 VersionOpt = Annotated[str, typer.Option("--kubernetes-version")]
 OutputOpt = Annotated[Output, typer.Option("-o", "--output")]
 
+
+class EvalAs(StrEnum):
+    auto = "auto"
+    selector = "selector"
+    value = "value"
+
+
 cel_app = typer.Typer(
     help="Evaluate and check CEL device selectors (Kubernetes semantics).", no_args_is_help=True
 )
 
+_JSON_SAFE = (1 << 53) - 1
+
 
 def _to_json(v: Any) -> Any:
+    """CEL's JSON conversion of a result (see the module docstring)."""
     if v is None or type(v) in (bool, str):
         return v
-    if type(v) is Uint:
-        return int(v)
-    if type(v) is int:
-        return v
+    if type(v) in (int, Uint):
+        return int(v) if -_JSON_SAFE <= v <= _JSON_SAFE else str(int(v))
     if type(v) is float:
-        if math.isnan(v) or math.isinf(v):
-            return str(v)
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
         return v
     if type(v) is bytes:
-        return v.decode("utf-8", "replace")
+        return base64.b64encode(v).decode("ascii")
     if isinstance(v, list | tuple):
         return [_to_json(x) for x in v]
     if isinstance(v, dict):
-        return {str(_to_json(unmap_key(k))): _to_json(x) for k, x in v.items()}
-    if isinstance(v, Quantity | Semver | TypeValue):
-        return str(v)
+        return {_json_key(unmap_key(k)): _to_json(x) for k, x in v.items()}
     if type(v) is Optional:
-        return {"optional": _to_json(v.value)} if v.present else {"optional": None}
+        return _to_json(v.value) if v.present else None
     if isinstance(v, Duration | Timestamp):
         from drakit.selectors.library.standard import format_duration, format_timestamp
 
         return format_duration(v) if isinstance(v, Duration) else format_timestamp(v)
+    if isinstance(v, Quantity | Semver | TypeValue | LibValue):
+        return str(v)
     return str(v)
+
+
+def _json_key(k: Any) -> str:
+    if type(k) is bool:
+        return "true" if k else "false"
+    return str(int(k)) if type(k) in (int, Uint) else str(k)
 
 
 def _features(version: str, gates: str | None) -> Features:
@@ -81,8 +113,24 @@ def _load_device(path: Path | None) -> DeviceView | None:
         raise UsageError(f"device file {path}: not YAML/JSON: {e}") from None
     if not isinstance(doc, dict):
         raise UsageError(f"device file {path}: expected a Device object (a mapping)")
+    doc = _fix_surrogates(doc)
     driver = str(doc.get("driver") or "")
     return device_view(driver, doc)
+
+
+def _fix_surrogates(v: Any) -> Any:
+    """Join UTF-16 surrogate pairs left by ``\\u`` escapes (``"\\ud83d\\ude00"``, as Python's
+    json writes non-BMP characters) and replace lone halves with U+FFFD, as Go's decoder does;
+    the YAML parser decodes each escape on its own."""
+    if isinstance(v, str):
+        if any("\ud800" <= c <= "\udfff" for c in v):
+            return v.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return v
+    if isinstance(v, list):
+        return [_fix_surrogates(x) for x in v]
+    if isinstance(v, dict):
+        return {_fix_surrogates(k): _fix_surrogates(x) for k, x in v.items()}
+    return v
 
 
 @cel_app.command("eval")
@@ -96,19 +144,30 @@ def eval_cmd(
     feature_gates: GatesOpt = None,
     kubernetes_version: VersionOpt = NEWEST_VERSION,
     output: OutputOpt = Output.text,
+    as_: Annotated[
+        EvalAs,
+        typer.Option(
+            "--as",
+            help="selector: as the scheduler evaluates a device selector (bool result); "
+            "value: any result type; auto: selector unless the result type rules it out",
+        ),
+    ] = EvalAs.auto,
 ) -> None:
-    """Evaluate EXPRESSION (any result type) against an optional device."""
+    """Evaluate EXPRESSION against an optional device, as a selector or as a value."""
     if environment not in ("stored", "new"):
         raise UsageError(f"--environment: unknown value {environment!r}, want stored or new")
     features = _features(kubernetes_version, feature_gates)
     view = _load_device(device)
-    r = evaluate_expression(expression, view, environment=environment, features=features)
+    r = evaluate_expression(expression, view, environment=environment, features=features, mode=as_.value)
+    doc: dict[str, Any] = {"mode": r.mode}
     if r.error is not None:
-        doc: dict[str, Any] = {"error": {"phase": r.error.phase, "message": str(r.error)}}
+        doc["error"] = {"phase": r.error.phase, "message": str(r.error)}
         code = EXIT_INVALID
     else:
-        doc = {"value": _to_json(r.value), "type": r.type}
+        doc.update(value=_to_json(r.value), type=r.type)
         code = EXIT_OK
+    if r.cost_estimate is not None:
+        doc["cost"] = {"estimated": r.cost_estimate}
     _print(doc, output)
     raise typer.Exit(code)
 

@@ -10,7 +10,10 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
+from drakit.cli.door import refuse_invalid_documents
 from drakit.errors import InvalidInput
+from drakit.features import NEWEST_VERSION, Features
+from drakit.model.load import Document
 
 
 def _documents(paths: list[str]) -> list[Any]:
@@ -45,13 +48,23 @@ def register(app: typer.Typer) -> None:
         filename: Annotated[list[str], typer.Option("-f", "--filename", help="Files, directories or -; repeatable.")],
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
         strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
+        kubernetes_version: Annotated[
+            str, typer.Option("--kubernetes-version", help="Release whose feature defaults apply.")
+        ] = NEWEST_VERSION,
+        feature_gates: Annotated[str | None, typer.Option("--feature-gates", help="Name=true,Other=false")] = None,
     ) -> None:
         """Find costly mistakes the API server accepts; every finding has a fix hint."""
         from drakit.profiles import compile_profile, drivers_for, parse_profiles
         from drakit.profiles.lint import lint_documents
         from drakit.profiles.loader import example_texts
 
+        features = Features.for_version(kubernetes_version).with_gates(feature_gates)
         docs = _documents(filename)
+        # Validation at the door: lint answers on objects the API server would accept.
+        refuse_invalid_documents(
+            (Document(d.file, d.index, d.lines.get((), None), d.value) for d in docs if isinstance(d.value, dict)),
+            features,
+        )
         # Profiles among the inputs: the classes they compile to count as used.
         profile_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
         classes: list[str] = []

@@ -14,11 +14,12 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
+from drakit.cli.door import open_snapshot
 from drakit.drivers.identity import product_of
 from drakit.errors import SelectorError, UsageError
 from drakit.features import NEWEST_VERSION, Features
 from drakit.inventory.devices import InventoryDevice, inventory_devices
-from drakit.model import load_bundle, to_wire
+from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.selectors import compile_selector, device_view
 
 
@@ -31,15 +32,15 @@ class DeviceMatch:
 
 
 def match_devices(
-    objects: list[dict[str, Any]], selectors: list[str], class_name: str | None, features: Features
+    snapshot: ClusterSnapshot, selectors: list[str], class_name: str | None, features: Features
 ) -> list[DeviceMatch]:
     """Evaluate class selectors then ``selectors`` on every device; compile errors raise."""
     expressions: list[tuple[str, str]] = []
     if class_name:
-        classes = [o for o in objects if o.get("kind") == "DeviceClass" and o["metadata"].get("name") == class_name]
-        if not classes:
+        device_class = snapshot.find_class(class_name)
+        if device_class is None:
             raise UsageError(f'device class "{class_name}" is not in the input')
-        for i, sel in enumerate((classes[0].get("spec") or {}).get("selectors") or []):
+        for i, sel in enumerate((device_class.get("spec") or {}).get("selectors") or []):
             expressions.append((f"class {class_name}: selector #{i}", (sel.get("cel") or {}).get("expression", "")))
     expressions += [(f"--selector #{i}", e) for i, e in enumerate(selectors)]
     compiled = []
@@ -49,7 +50,7 @@ def match_devices(
             raise SelectorError(f"{where}: CEL compile error: {sel.error.message}", expression=expr, phase="compile")
         compiled.append((where, sel))
     out = []
-    for dev in inventory_devices(objects):
+    for dev in inventory_devices(snapshot.slices):
         view = device_view(dev.driver, dev.device)
         matched, error = True, ""
         for where, sel in compiled:
@@ -89,9 +90,7 @@ def register(app: typer.Typer) -> None:
         if not selector and not class_name:
             raise UsageError("give --selector EXPR and/or --class NAME")
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        bundle = load_bundle(files)
-        objects = [to_wire(o) for o in bundle.objects]
-        report = _report(match_devices(objects, list(selector), class_name, features))
+        report = _report(match_devices(open_snapshot(files, features), list(selector), class_name, features))
         if output != Output.text:
             emit(report, output)
         else:

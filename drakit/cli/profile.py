@@ -89,12 +89,13 @@ def eligible_cmd(
     output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
 ) -> None:
     """Per profile: qualifying devices by product and node, excluded devices with the reason."""
-    from drakit.model.load import load_bundle
-    from drakit.profiles.eligibility import eligibility, wire_objects
+    from drakit.cli.door import open_snapshot
+    from drakit.features import Features
+    from drakit.profiles.eligibility import eligibility
 
     compiled = _compiled(profiles, driver, None)
-    objects = wire_objects(load_bundle(filename))
-    results = [eligibility(cp, objects) for cp in compiled]
+    snapshot = open_snapshot(filename, Features.for_version())
+    results = [eligibility(cp, snapshot.slices) for cp in compiled]
     if output == Output.text:
         print("\n\n".join(r.render_text() for r in results))
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +12,7 @@ from rich.progress import Progress
 
 from drakit.cli.console import Output, emit, stdout
 from drakit.errors import InvalidArgument, UsageError
+from drakit.sim.scenario import Scenario
 
 
 def _progress(enabled: bool) -> Progress | None:
@@ -32,6 +34,10 @@ def simulate(
     output: Annotated[Output, typer.Option("-o", "--output", help="text, json or yaml.")] = Output.text,
     chart: Annotated[Path | None, typer.Option("--chart", help="Write utilisation and queue depth to a .png or .html file.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    snapshot_at: Annotated[
+        str | None,
+        typer.Option("--snapshot-at", help="Write the simulated cluster at SECONDS (or 'end') as a bundle (-o yaml|json)."),
+    ] = None,
 ) -> None:
     """Simulate pods and claims over a cluster with the real allocator and kube-scheduler semantics."""
     from drakit.sim import load_scenario, parse_add_nodes, run_scenario
@@ -40,6 +46,11 @@ def simulate(
     if compare is not None and add_nodes is not None:
         raise UsageError("--compare and --add-nodes are alternatives: give one of them")
     base = load_scenario(scenario)
+    if snapshot_at is not None:
+        if compare is not None or add_nodes is not None or chart is not None:
+            raise UsageError("--snapshot-at writes one run's cluster: it does not combine with --compare, --add-nodes or --chart")
+        _write_snapshot(base, seed, _snapshot_time(snapshot_at), output)
+        return
     variant = None
     labels = ("base", "variant")
     if compare is not None:
@@ -88,6 +99,26 @@ def simulate(
             stdout.file.write(render_compare_text(results[0], results[1], labels))
         else:
             emit(compare_json(results[0], results[1], labels), output)
+
+
+def _snapshot_time(text: str) -> float | None:
+    """``end`` → None (run to the end), else seconds of simulated time."""
+    if text.strip().lower() == "end":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"--snapshot-at {text!r}: want a number of seconds >= 0 or 'end'")
+    return value
+
+
+def _write_snapshot(scenario: Scenario, seed: int | None, at: float | None, output: Output) -> None:
+    from drakit.sim.snapshot import simulate_snapshot
+
+    _, snapshot = simulate_snapshot(scenario, seed, at)
+    emit(snapshot.to_list(), Output.json if output == Output.json else Output.yaml)
 
 
 def register(app: typer.Typer) -> None:

@@ -46,9 +46,9 @@ from drakit.explain.funnel import (
     device_product,
     reach_map,
 )
-from drakit.explain.inputs import ExplainInput, Obj, key_of, name_of, namespace_of
 from drakit.features import Features
 from drakit.gostr import quote
+from drakit.inventory.snapshot import ClusterSnapshot, Obj, key_of, name_of, namespace_of
 from drakit.outcomes import Code, ExplainCode, Owner, Reason, ReasonCode, Stage, Verdict, verdict_of
 
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
@@ -76,7 +76,7 @@ class _Claim:
 
 @dataclass
 class _Ctx:
-    inp: ExplainInput
+    inp: ClusterSnapshot
     features: Features
     timeout: float | None
     findings: list[Reason] = field(default_factory=list)
@@ -86,6 +86,7 @@ class _Ctx:
     partial: Partial | None = None
     nodes: NodeSummary | None = None
     placement: str = ""
+    scheduler: str = ""
 
     def add(
         self,
@@ -124,7 +125,7 @@ class _Ctx:
 
 
 def diagnose(
-    inp: ExplainInput,
+    inp: ClusterSnapshot,
     kind: str,
     name: str,
     namespace: str = "default",
@@ -143,6 +144,7 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         pod = inp.find_pod(name, namespace)
         if pod is None:
             raise NotFound(f"pod {quote(namespace + '/' + name)} not found in the input")
+        ctx.scheduler = _scheduler_message(pod)
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
     elif kind in ("claim", "resourceclaim"):
@@ -183,7 +185,16 @@ def _conclude(ctx: _Ctx, target: str) -> Diagnosis:
         partial=ctx.partial,
         nodes=ctx.nodes,
         placement=ctx.placement,
+        scheduler=ctx.scheduler,
     )
+
+
+def _scheduler_message(pod: Obj) -> str:
+    """The message of the pod's ``PodScheduled=False`` condition: what kube-scheduler last said."""
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            return str(c.get("message") or "")
+    return ""
 
 
 def _headline(blockers: Sequence[Reason]) -> Reason | None:
@@ -434,7 +445,7 @@ def _check_selector(ctx: _Ctx, sel: Selectors, claim: str, req: RequestSpec, whe
 # --- 4. nodes ---------------------------------------------------------------------------------
 
 
-def _nodes(inp: ExplainInput) -> tuple[list[Obj], bool]:
+def _nodes(inp: ClusterSnapshot) -> tuple[list[Obj], bool]:
     if inp.nodes:
         return list(inp.nodes), False
     names = sorted({str((s.get("spec") or {}).get("nodeName")) for s in inp.slices if (s.get("spec") or {}).get("nodeName")})
@@ -1042,7 +1053,7 @@ def _run_allocator(
             Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint="see the allocator trace: drakit allocate --node " + node)
 
 
-def _slices_for(inp: ExplainInput, nodes: Sequence[str]) -> list[Obj]:
+def _slices_for(inp: ClusterSnapshot, nodes: Sequence[str]) -> list[Obj]:
     """Every slice of each pool that one of ``nodes`` can see (on the node, or without a nodeName).
 
     ``allocate`` on a node reads only such slices, plus the other slices of their pools (pool

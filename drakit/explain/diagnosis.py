@@ -175,6 +175,7 @@ class Diagnosis:
     partial: Partial | None = None
     nodes: NodeSummary | None = None
     placement: str = ""  # node the pod would be placed on now, when it fits
+    scheduler: str = ""  # kube-scheduler's own last word in the input (PodScheduled=False message)
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -211,4 +212,6 @@ class Diagnosis:
             out["nodes"] = self.nodes.to_json()
         if self.placement:
             out["placement"] = self.placement
+        if self.scheduler:
+            out["scheduler"] = self.scheduler
         return out

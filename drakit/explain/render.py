@@ -40,6 +40,8 @@ def render_text(d: Diagnosis) -> str:
     lines.append(f"  owner: {d.owner.value}")
     if d.fix:
         lines += _wrap(f"fix: {d.fix}", "  ", "       ")
+    if d.scheduler:
+        lines += _wrap(f"scheduler: {d.scheduler}", "  ", "    ")
     for funnel in d.funnels:
         lines.append("")
         lines += _funnel(funnel)

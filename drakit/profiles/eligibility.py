@@ -16,6 +16,7 @@ from typing import Any
 from drakit.drivers.identity import product_of
 from drakit.errors import DrakitError
 from drakit.inventory.devices import InventoryDevice, inventory_devices
+from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.profiles.compile import Clause, CompiledProfile
 from drakit.profiles.semantics import attribute_value, capacity_value, check
 
@@ -136,10 +137,10 @@ class Eligibility:
 
 
 def wire_objects(source: Any) -> list[dict[str, Any]]:
-    """Wire dicts from a drakit.model Bundle, a sequence of model objects, or dicts."""
+    """Wire dicts from a ClusterSnapshot, a drakit.model Bundle, a sequence of model objects, or dicts."""
     from drakit.model import to_wire
 
-    items = getattr(source, "objects", source)
+    items = source.objects() if isinstance(source, ClusterSnapshot) else getattr(source, "objects", source)
     return [dict(o) if isinstance(o, Mapping) else to_wire(o) for o in items]
 
 

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from drakit.features import Features
 from drakit.selectors.compile import (
+    EMPTY_VIEW,
     CelValueResult,
     CompiledSelector,
     DeviceView,
@@ -47,19 +48,41 @@ def clear_cache() -> None:
     _compile.cache_clear()
 
 
+EVAL_MODES = ("auto", "selector", "value")
+
+
 def evaluate_expression(
     expression: str,
     device: DeviceView | None = None,
     *,
     environment: str = "stored",
     features: Features | None = None,
+    mode: str = "value",
 ) -> CelValueResult:
-    """Compile (cached) and evaluate an expression of any result type (``drakit cel eval``)."""
+    """Compile (cached) and evaluate an expression (``drakit cel eval``).
+
+    ``selector`` is what the scheduler does with a device selector: the selector compiler
+    (bool or the attribute type required) and a result that must be a bool.  ``value``
+    accepts any result type.  ``auto`` is ``selector`` unless the selector compiler refuses
+    the expression only for its result type, as the oracle's ``--mode auto`` decides.
+    """
+    if mode not in EVAL_MODES:
+        raise ValueError(f"mode must be one of {', '.join(EVAL_MODES)}, got {mode!r}")
+    if mode != "value":
+        selector = compile_selector(expression, environment=environment, features=features)
+        if selector.error is None:
+            try:
+                matched = selector.evaluate(device if device is not None else EMPTY_VIEW)
+            except CelRuntimeError as e:
+                return CelValueResult(error=e, mode="selector", cost_estimate=selector.cost_estimate)
+            return CelValueResult(matched, "bool", None, "selector", selector.cost_estimate)
+        if mode == "selector" or not selector.error.message.startswith("must evaluate to "):
+            return CelValueResult(error=selector.error, mode="selector")
     compiled = compile_any(expression, environment=environment, features=features)
     if compiled.error is not None:
         return CelValueResult(error=compiled.error)
     try:
         value = compiled.evaluate_value(device)
     except CelRuntimeError as e:
-        return CelValueResult(error=e)
-    return CelValueResult(value=value, type=result_type_name(value))
+        return CelValueResult(error=e, cost_estimate=compiled.cost_estimate)
+    return CelValueResult(value, result_type_name(value), None, "value", compiled.cost_estimate)

@@ -334,7 +334,10 @@ class Checker:
         if t.kind == T.MAP_K:
             return t.params[1]
         if t.kind == T.STRUCT_K:
-            fields = self.env.structs.get(t.name, {})
+            fields = self.env.structs.get(t.name)
+            if fields is None:  # a library's object type without a field schema
+                self.error(e, f"unexpected failed resolution of '{t.name}'")
+                return T.ERROR
             if name not in fields:
                 self.error(e, f"undefined field '{name}'")
                 return T.ERROR

@@ -80,6 +80,8 @@ class CelValueResult:
     value: Any = None
     type: str = ""
     error: CelError | CelRuntimeError | None = None
+    mode: str = "value"  # how it was evaluated: "selector" (the scheduler's way) or "value"
+    cost_estimate: int | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,7 @@ class CompiledSelector:
         assert prog is not None
         try:
             if device is None:
-                device = _EMPTY_VIEW
+                device = EMPTY_VIEW
             frame = Frame(device.vars(self._lists), prog.nslots, prog.limit)
             if prog.deep:
                 with deep_recursion():
@@ -218,7 +220,7 @@ def _plan(checked: CheckedExpr, estimated: int, root: Any) -> Program:
     return prog
 
 
-_EMPTY_VIEW = device_view("", {})
+EMPTY_VIEW = device_view("", {})
 
 
 _SHORT_TYPES = {"kubernetes.Quantity": "quantity", "kubernetes.Semver": "semver"}

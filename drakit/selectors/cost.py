@@ -37,6 +37,29 @@ UNIT_COST_QUANTITY_FUNCTIONS = frozenset(
     ("sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub")
 )
 
+# Nominal-cost functions of the IP, CIDR, URL and format libraries (shared with the runtime).
+NET_UNIT_COST_FUNCTIONS = frozenset(
+    (
+        "masked",
+        "prefixLength",
+        "family",
+        "isUnspecified",
+        "isLoopback",
+        "isLinkLocalMulticast",
+        "isLinkLocalUnicast",
+        "isGlobalUnicast",
+        "format.named",
+        "getScheme",
+        "getHostname",
+        "getHost",
+        "getPort",
+        "getEscapedPath",
+        "getQuery",
+    )
+)
+MAX_FORMAT_SIZE = 64  # apiserver cel.MaxFormatSize
+MAX_NAME_FORMAT_REGEX_SIZE = 128  # apiserver cel.MaxNameFormatRegexSize
+
 U64 = (1 << 64) - 1
 STRING_FACTOR = 0.1
 REGEX_FACTOR = 0.25
@@ -338,8 +361,9 @@ class Coster:
         if e.function == "dyn" and len(e.args) == 1 and e.target is None:
             s = ONE.add(self.cost(e.args[0]))
             a = e.args[0]
-            if a.id in self.sizes:
-                self.sizes[e.id] = self.sizes[a.id]
+            computed = self.computed(a)
+            if computed is not None:
+                self.sizes[e.id] = computed
             if a.id in self.paths:
                 self.paths[e.id] = self.paths[a.id]
             return s
@@ -383,7 +407,7 @@ class Coster:
             arg_sum = arg_sum.add(a)
         lib = self.overload_cost(oid, target, args)
         if lib is None:
-            lib = self.library_cost(e.function, oid, target, args)
+            lib = self.library_cost(self.c.functions.get(e.id, e.function), oid, target, args)
         if lib is not None:
             return lib[0].add(arg_sum), lib[1]
         if oid in ("logical_and", "logical_or"):
@@ -472,8 +496,17 @@ class Coster:
             return ONE, None
         if fn == "_==_" and len(args) == 2:
             lt, rt = self.type_of(args[0]), self.type_of(args[1])
-            if lt == rt and lt.name in ("kubernetes.Quantity", "kubernetes.Semver"):
+            if lt == rt and lt.name in ("kubernetes.Quantity", "kubernetes.Semver", "net.IP", "net.CIDR"):
                 return ONE, None
+            if lt == rt == T.NAMED_FORMAT:
+                return Est(1, MAX_FORMAT_SIZE).by_factor(STRING_FACTOR), None
+            if lt == rt == T.URL:
+                # Upstream reads the right operand's size twice (library cost.go).
+                rs = self.computed(args[1])
+                return Est(1, rs.max if rs is not None else 1).by_factor(STRING_FACTOR), None
+        net = self.net_library_cost(fn, oid, args)
+        if net is not None:
+            return net, None
         if fn == "includes" and oid == "dra_includes_dyn_dyn" and target is not None:
             return Est(0, 48), None
         if fn in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
@@ -488,7 +521,8 @@ class Coster:
                 return self.lib_size(target).mul(el), None
             return self.lib_size(target).by_factor(STRING_FACTOR), None
         if fn == "url" and len(args) == 1:
-            return self.lib_size(args[0]).by_factor(STRING_FACTOR), None
+            sz = self.lib_size(args[0])
+            return sz.by_factor(STRING_FACTOR), sz
         if fn in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
             sz = self.lib_size(target)
             return sz.by_factor(STRING_FACTOR), sz
@@ -517,6 +551,27 @@ class Coster:
             return s.mul(r), Est(0, sz.max)
         if fn in UNIT_COST_QUANTITY_FUNCTIONS:
             return ONE, None
+        return None
+
+
+    def net_library_cost(self, fn: str, oid: str, args: list[Expr]) -> Est | None:
+        """The IP, CIDR, URL and format libraries' estimates (apiserver library cost.go)."""
+        if fn in ("cidr", "isIP", "isCIDR") or (fn == "ip" and oid == "string_to_ip"):
+            return self.lib_size(args[0]).by_factor(STRING_FACTOR) if args else None
+        if fn == "ip.isCanonical" and args:
+            return self.lib_size(args[0]).by_factor(2 * STRING_FACTOR)
+        if fn in NET_UNIT_COST_FUNCTIONS or oid == "cidr_ip":
+            return ONE
+        if fn in ("containsIP", "containsCIDR") and args:
+            # Two 4- or 16-byte addresses compared; containsCIDR masks and compares the bits too.
+            cost = Est(8, 32).by_factor(STRING_FACTOR)
+            if fn == "containsCIDR":
+                cost = cost.add(Est(4, 16).by_factor(STRING_FACTOR)).add(ONE)
+            if oid.endswith("_string"):
+                cost = cost.add(self.lib_size(args[0]).by_factor(STRING_FACTOR))
+            return cost
+        if fn == "validate" and oid == "format-validate" and args:
+            return self.lib_size(args[0]).by_factor(STRING_FACTOR).by_factor(MAX_NAME_FORMAT_REGEX_SIZE * REGEX_FACTOR)
         return None
 
 

@@ -85,4 +85,6 @@ TYPE_IDENTS: dict[str, CelType] = {
     "type": T.type_of(T.TYPE),
     "google.protobuf.Duration": T.type_of(T.DURATION),
     "google.protobuf.Timestamp": T.type_of(T.TIMESTAMP),
+    "net.IP": T.type_of(T.IP),  # registered with cel.Types by the IP/CIDR libraries
+    "net.CIDR": T.type_of(T.CIDR),
 }

@@ -28,7 +28,7 @@ from drakit.selectors import types as T
 from drakit.selectors.cost import SizeNode
 from drakit.selectors.decls import Env
 from drakit.selectors.interpreter import StructValue
-from drakit.selectors.library import ext, kubernetes, standard
+from drakit.selectors.library import ext, formats, kubernetes, net, standard, urls
 from drakit.selectors.types import EvalError
 
 DEVICE_TYPE = "kubernetes.DRADevice"
@@ -67,6 +67,9 @@ def build_env(key: EnvKey) -> Env:
     kubernetes.declare_semver(env)
     kubernetes.declare_lists(env)
     kubernetes.declare_regex(env)
+    urls.declare(env)  # base environment: URLs always, IP/CIDR since 1.30, format since 1.31
+    net.declare(env)
+    formats.declare(env)
     ext.declare_strings(env)
     ext.declare_sets(env)
     ext.declare_lists_ext(env)

@@ -119,7 +119,7 @@ def _pred(t: CelType) -> Callable[[Any], bool] | None:
         return lambda v: type(v) is Duration
     if k == T.TYPE_K:
         return lambda v: type(v) is TypeValue
-    if k == T.STRUCT_K:
+    if k == T.STRUCT_K and t.name not in T.LIB_TYPES:
         name = t.name
         return lambda v: isinstance(v, StructValue) and v.type_name == name
     if k == T.OPAQUE_K:
@@ -129,6 +129,9 @@ def _pred(t: CelType) -> Callable[[Any], bool] | None:
             return lambda v: isinstance(v, Quantity)
         if t.name == "kubernetes.Semver":
             return lambda v: isinstance(v, Semver)
+    lib = T.LIB_TYPES.get(t.name)
+    if lib is not None:
+        return lambda v: type(v) is lib
     return lambda v: False
 
 
@@ -173,8 +176,12 @@ _TRAVERSAL_FUNCTIONS = frozenset(("isSorted", "sum", "max", "min", "indexOf", "l
 _RECEIVER_SIZE_FUNCTIONS = frozenset(
     ("url", "lowerAscii", "upperAscii", "substring", "trim", "quantity", "isQuantity", "cidr", "isIP", "isCIDR")
 )
+_NET_SIZE_FUNCTIONS = frozenset(("ip", "ip.isCanonical", "containsIP", "containsCIDR", "validate"))
 _SIZE_DEPENDENT_FUNCTIONS = (
-    _TRAVERSAL_FUNCTIONS | _RECEIVER_SIZE_FUNCTIONS | {"replace", "split", "join", "find", "findAll"}
+    _TRAVERSAL_FUNCTIONS
+    | _RECEIVER_SIZE_FUNCTIONS
+    | _NET_SIZE_FUNCTIONS
+    | {"replace", "split", "join", "find", "findAll"}
 )
 _SIZE_MIN_OPS = frozenset(
     f"{op}_{t}" for op in ("less", "greater", "less_equals", "greater_equals") for t in ("string", "bytes")
@@ -206,6 +213,10 @@ def call_cost(fn: str, oid: str, args: tuple[Any, ...], result: Any) -> int:
         return _ceil((1.0 + size(args[0])) * 0.1) * _ceil(size(args[1]) * 0.25)
     if fn in UNIT_COST_QUANTITY_FUNCTIONS:
         return 1
+    if fn in _NET_SIZE_FUNCTIONS and args:
+        return _net_call_cost(fn, oid, args)
+    if fn == "_==_" and args and isinstance(args[0], T.LibValue):
+        return 1
     if oid in ("starts_with_string", "ends_with_string", "string_to_bytes", "bytes_to_string"):
         return _ceil(size(args[0]) * 0.1)
     if oid == "in_list":
@@ -219,6 +230,29 @@ def call_cost(fn: str, oid: str, args: tuple[Any, ...], result: Any) -> int:
     if oid == "contains_string":
         return _ceil(size(args[0]) * 0.1) * _ceil(size(args[1]) * 0.1)
     return 1
+
+
+def _net_call_cost(fn: str, oid: str, args: tuple[Any, ...]) -> int:
+    """The IP, CIDR and format libraries' runtime costs (apiserver library cost.go)."""
+    if fn == "ip":
+        return 1 if oid == "cidr_ip" else _ceil(size(args[0]) * 0.1)
+    if fn == "ip.isCanonical":
+        return _ceil(size(args[0]) * 2 * 0.1)
+    if fn == "validate":
+        f = args[0]
+        regex = getattr(f, "max_regex_size", None)
+        if regex is None or len(args) < 2:
+            return 1
+        return _ceil((1.0 + size(args[1])) * 0.1) * _ceil(regex * 0.25)
+    if len(args) < 2:
+        return 1
+    cidr = size(args[0])
+    cost = _ceil((cidr + cidr) * 0.1)
+    if fn == "containsCIDR":
+        cost += _ceil(cidr * 0.1) + 1
+    if oid.endswith("_string"):
+        cost += _ceil(size(args[1]) * 0.1)
+    return cost
 
 
 def _static_call_cost(fn: str, oid: str) -> int | None:

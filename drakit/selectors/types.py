@@ -114,7 +114,8 @@ DURATION = CelType(DURATION_K, "google.protobuf.Duration")
 TIMESTAMP = CelType(TIMESTAMP_K, "google.protobuf.Timestamp")
 QUANTITY = CelType(OPAQUE_K, "kubernetes.Quantity")
 SEMVER = CelType(OPAQUE_K, "kubernetes.Semver")
-URL = CelType(OPAQUE_K, "kubernetes.URL")
+URL = CelType(STRUCT_K, "kubernetes.URL")  # cel.ObjectType upstream, like NamedFormat
+NAMED_FORMAT = CelType(STRUCT_K, "kubernetes.NamedFormat")
 IP = CelType(OPAQUE_K, "net.IP")
 CIDR = CelType(OPAQUE_K, "net.CIDR")
 
@@ -200,6 +201,38 @@ def map_key(k: Any) -> Any:
 
 def unmap_key(k: Any) -> Any:
     return k.value if type(k) is BoolKey else k
+
+
+class LibValue:
+    """Base of the Kubernetes library values (``net.IP``, ``net.CIDR``, ``kubernetes.URL``,
+    ``kubernetes.NamedFormat``).
+
+    Subclasses name their CEL type, their size for the runtime cost (cel-go's Sizer; 1 when
+    upstream's type has none) and their ``Equal``, which in upstream is a "no such overload"
+    error against any other type.  Registered by type name for overload dispatch.
+    """
+
+    __slots__ = ()
+    cel_type_name = ""
+
+    @property
+    def cel_size(self) -> int:
+        return 1
+
+    def __init_subclass__(cls) -> None:
+        LIB_TYPES[cls.cel_type_name] = cls
+
+    def cel_equal(self, other: object) -> bool:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.cel_equal(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+LIB_TYPES: dict[str, type[LibValue]] = {}
 
 
 class Optional:

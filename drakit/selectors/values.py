@@ -19,6 +19,7 @@ from drakit.selectors.types import (
     BoolKey,
     Duration,
     EvalError,
+    LibValue,
     Optional,
     Timestamp,
     TypeValue,
@@ -181,9 +182,11 @@ def equal(a: Any, b: Any) -> bool:
         if isinstance(b, Semver):
             return bool(a == b)
         raise no_such_overload()
+    if isinstance(a, LibValue):
+        return a.cel_equal(b)
     # cel-go dispatches on the left operand: a string, list, map... compared with a
     # Quantity/Semver is simply not equal; only the library types' own Equal raises.
-    if isinstance(b, Quantity | Semver):
+    if isinstance(b, Quantity | Semver | LibValue):
         return False
     if isinstance(a, list | tuple):
         if not isinstance(b, list | tuple) or len(a) != len(b):
@@ -249,6 +252,8 @@ def size(v: Any) -> int:
     t = type(v)
     if t is str or t is bytes or t is list or t is tuple or isinstance(v, dict | list | tuple | str | bytes):
         return len(v)
+    if isinstance(v, LibValue):
+        return v.cel_size
     return 1
 
 

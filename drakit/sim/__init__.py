@@ -4,6 +4,7 @@ Public API::
 
     load_scenario(path) -> Scenario            # YAML with line-numbered errors
     parse_scenario(text, source) -> Scenario
+    scenario_from_objects(header, objects) -> Scenario   # the same checks, on objects in memory
     run_scenario(scenario, seed, options=SimOptions(fast=True)) -> SimulationResult
 
 Stages: ``scenario`` (file -> Scenario), ``controller`` (claims from templates), ``cluster``
@@ -14,7 +15,14 @@ per-shape node verdicts), ``runner`` (the event loop), ``result`` (outcomes and 
 
 from drakit.sim.result import PodResult, SimEvent, SimulationResult
 from drakit.sim.runner import SimOptions, run_scenario
-from drakit.sim.scenario import NodeGroup, Scenario, load_scenario, parse_add_nodes, parse_scenario
+from drakit.sim.scenario import (
+    NodeGroup,
+    Scenario,
+    load_scenario,
+    parse_add_nodes,
+    parse_scenario,
+    scenario_from_objects,
+)
 
 __all__ = [
     "NodeGroup",
@@ -27,4 +35,5 @@ __all__ = [
     "parse_add_nodes",
     "parse_scenario",
     "run_scenario",
+    "scenario_from_objects",
 ]

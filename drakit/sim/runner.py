@@ -31,6 +31,7 @@ from drakit.corev1 import cpu_millis, memory_bytes
 from drakit.drivers.identity import product_of
 from drakit.features import Features
 from drakit.inventory import templates
+from drakit.inventory.snapshot import key_of, name_of, namespace_of
 from drakit.sim.allocation import Allocator, DrakitAllocator
 from drakit.sim.cluster import SimClaim, SimCluster, SimPod
 from drakit.sim.controller import (
@@ -69,14 +70,6 @@ class _Usage:
     start: float
     workload: str
     devices: list[tuple[_DeviceKey, str, str, int]] = field(default_factory=list)  # key, class, product, excess bytes
-
-
-def _ns(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("namespace") or "default")
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
 
 
 def _device_memory(device: Mapping[str, Any]) -> int:
@@ -150,12 +143,13 @@ class Run:
             elif kind == "DeviceClass":
                 classes.append(obj)
             elif kind == "ResourceClaimTemplate":
-                self.templates[(_ns(obj), _name(obj))] = obj
+                self.templates[(namespace_of(obj), name_of(obj))] = obj
             elif kind == "ResourceClaim":
                 initial_claims.append(obj)
             elif kind == "Pod":
                 self.manifest_pods.append(obj)
-        self.classes = {_name(c): c for c in classes}
+        self.classes = {name_of(c): c for c in classes}
+        self.slices = slices
         ids = SeededIds(f"share/{seed}")  # the run's share IDs follow from its seed, like its names
         factory = allocator or (lambda s, c, f: DrakitAllocator(s, c, f, clock=clock, ids=ids))
         self.allocator = factory(slices, classes, scenario.features)
@@ -224,7 +218,7 @@ class Run:
         self.stranded: dict[str, Stranded] = {}
         self.now = 0.0
         for obj in initial_claims:
-            claim = SimClaim(f"{_ns(obj)}/{_name(obj)}", _copy_claim(obj), generated=False, spec_sig=spec_signature(obj.get("spec") or {}))
+            claim = SimClaim(key_of(obj), _copy_claim(obj), generated=False, spec_sig=spec_signature(obj.get("spec") or {}))
             self.cluster.claims[claim.key] = claim
             if claim.allocation is not None:
                 self.allocator.commit(claim.obj)
@@ -374,7 +368,7 @@ class Run:
         )
         duration = annotations.get("drakit.dev/duration")
         labels = meta.get("labels") or {}
-        self._create_pod(None, _name(obj), _ns(obj), claims, cpu=cpu, mem=mem,
+        self._create_pod(None, name_of(obj), namespace_of(obj), claims, cpu=cpu, mem=mem,
                          duration=float(duration) if duration is not None else None,
                          recipe=labels.get("drakit.dev/recipe", ""), profile=labels.get("drakit.dev/profile", ""),
                          workload=labels.get("drakit.dev/workload", "manifests"))

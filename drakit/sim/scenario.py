@@ -26,6 +26,7 @@ from drakit.errors import ErrorType, FieldError, InvalidArgument, InvalidInput, 
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.gostr import quote
 from drakit.inventory import templates
+from drakit.inventory.snapshot import name_of, namespace_of
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -309,7 +310,8 @@ class _LinedErrors(ObjectErrors):
     line: int = 0
 
     def lines(self) -> list[str]:
-        return [f"{self.ref.source}:{self.line}: {e}" for e in self.errors]
+        where = f"{self.ref.source}:{self.line}" if self.line else self.ref.source
+        return [f"{where}: {e}" for e in self.errors]
 
 
 _SCENARIO_FIELDS = ("apiVersion", "kind", "metadata", "spec")
@@ -471,20 +473,26 @@ def _workload(c: _Checker, raw: Any, path: str, names: set[str]) -> Workload | N
     )
 
 
-def _check_manifest(source: str, doc: _Doc) -> list[ObjectErrors]:
-    """Typed-model validation of a mixed-in manifest; field errors get their YAML lines."""
+def _check_manifest(source: str, doc: _Doc) -> tuple[list[ObjectErrors], Any]:
+    """Typed-model check of a mixed-in manifest; field errors get their YAML lines.
+
+    Returns the problems and, when there are none, a :class:`drakit.model.load.Entry` for
+    API validation once the scenario's feature gates are known.
+    """
     from pydantic import ValidationError
 
     from drakit.model import KindError, parse_object
+    from drakit.model.load import Document, Entry
 
     data = doc.data
     c = _Checker(source, doc)
     kind = data.get("kind") if isinstance(data, dict) else None
     if kind not in _MANIFEST_KINDS:
         c.add("kind", ErrorType.NOT_SUPPORTED, kind, "a scenario may mix in " + ", ".join(_MANIFEST_KINDS) + " (and one Scenario)")
-        return c.problems()
+        return c.problems(), None
+    obj = None
     try:
-        parse_object(data)
+        obj = parse_object(data)
     except KindError as e:
         c.add("apiVersion", ErrorType.INVALID, data.get("apiVersion"), str(e))
     except ValidationError as e:
@@ -493,25 +501,44 @@ def _check_manifest(source: str, doc: _Doc) -> list[ObjectErrors]:
             c.add(loc, ErrorType.INVALID, None, err["msg"])
     if not ((data.get("metadata") or {}).get("name")):
         c.add("metadata.name", ErrorType.REQUIRED)
-    return c.problems()
+    if c.errors or obj is None:
+        return c.problems(), None
+    return [], Entry(obj, Document(source, doc.index, doc.line or None, data), str(kind), name_of(data), "")
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
     """Parse and check a scenario stream; raises :class:`InvalidInput` listing every problem."""
-    docs = _parse_stream(text, source)
+    return _scenario(_parse_stream(text, source), source)
+
+
+def scenario_from_objects(header: Mapping[str, Any], objects: Sequence[Mapping[str, Any]], source: str = "") -> Scenario:
+    """A scenario from its ``kind: Scenario`` document and manifests already in memory.
+
+    Checked exactly as :func:`parse_scenario` checks a file (without line numbers): a verb that
+    holds a snapshot builds its run from the snapshot's objects instead of writing them out.
+    """
+    docs = [_Doc(i, 0, dict(o), {}) for i, o in enumerate([header, *objects])]
+    return _scenario(docs, source or name_of(header) or "scenario")
+
+
+def _scenario(docs: list[_Doc], source: str) -> Scenario:
     problems: list[ObjectErrors] = []
     scenario_docs = [d for d in docs if isinstance(d.data, dict) and d.data.get("kind") == SCENARIO_KIND]
     if len(scenario_docs) != 1:
         where = f"{source}:{scenario_docs[1].line}" if len(scenario_docs) > 1 else source
         raise InvalidInput(f"{where}: a scenario file holds exactly one 'kind: Scenario' document, found {len(scenario_docs)}")
     objects: list[dict[str, Any]] = []
+    entries: list[Any] = []  # typed manifests, API-validated below with the scenario's gates
     for d in docs:
         if d is scenario_docs[0]:
             continue
         if not isinstance(d.data, dict):
             problems.append(_LinedErrors(ObjectRef("", "", source=source), (FieldError("", ErrorType.TYPE_INVALID, d.data, "expected an object"),), d.line))
             continue
-        problems.extend(_check_manifest(source, d))
+        found, entry = _check_manifest(source, d)
+        problems.extend(found)
+        if entry is not None:
+            entries.append(entry)
         objects.append(d.data)
 
     doc = scenario_docs[0]
@@ -553,8 +580,8 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
 
     # Cross-references: templates and claims named by workloads must exist (or be created later,
     # which a scenario cannot express), so a typo is an error here rather than a Pending pod.
-    known_templates = {(_ns(o), _name(o)) for o in objects if o.get("kind") == "ResourceClaimTemplate"}
-    known_claims = {(_ns(o), _name(o)) for o in objects if o.get("kind") == "ResourceClaim"}
+    known_templates = {(namespace_of(o), name_of(o)) for o in objects if o.get("kind") == "ResourceClaimTemplate"}
+    known_claims = {(namespace_of(o), name_of(o)) for o in objects if o.get("kind") == "ResourceClaim"}
     spec_workloads = c.sequence(spec, "workloads", "spec.workloads")
     for i, w in enumerate(workloads):
         for j, pc in enumerate(w.claims):
@@ -566,6 +593,10 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
             if pc.claim and (w.namespace, pc.claim) not in known_claims:
                 c.add(f"{p}.resourceClaimName", ErrorType.NOT_FOUND, pc.claim, f"no ResourceClaim {w.namespace}/{pc.claim} in this scenario")
     problems.extend(c.problems())
+    # Validation at the door: the mixed-in manifests get `drakit validate`'s verdict and lines.
+    from drakit.model import validate_report
+
+    problems.extend(validate_report(entries, features).errors)
     if problems:
         raise InvalidInput(problems)
     return Scenario(
@@ -581,14 +612,6 @@ def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
         standard_classes=tuple(standard),
         kubernetes_version=version,
     )
-
-
-def _ns(obj: Mapping[str, Any]) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or "default"
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -148,12 +148,18 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
     elapsed = time.monotonic() - started
-    print(f"\nran {done} cases in {elapsed:.1f} s ({done / elapsed:.0f}/s), seed {args.seed}, {args.workers} workers")
-    print("oracle outcome: " + ", ".join(f"{s} {n} ({100 * n / done:.1f}%)" for s, n in by_status.most_common()))
+    print(
+        f"\nran {done} cases in {elapsed:.1f} s ({done / elapsed:.0f}/s), seed {args.seed}, {args.workers} workers"
+    )
+    print(
+        "oracle outcome: " + ", ".join(f"{s} {n} ({100 * n / done:.1f}%)" for s, n in by_status.most_common())
+    )
     print(f"disagreements: {sum(kind_counts.values())} in {len(kinds)} kinds")
     for kind, n in kind_counts.most_common():
         r = kinds[kind]
-        print(f"  {n:6d}  {kind}\n          first: case {r.index}: {r.problems[0][:300] if r.problems else ''}")
+        print(
+            f"  {n:6d}  {kind}\n          first: case {r.index}: {r.problems[0][:300] if r.problems else ''}"
+        )
     if not kinds or args.no_record:
         return 1 if kinds else 0
     for kind, r in sorted(kinds.items(), key=lambda item: item[1].index):

@@ -50,6 +50,7 @@ GATES = (
 )
 NAMESPACE = "default"
 
+
 class Chooser(Protocol):
     """The random decisions a scenario is built from."""
 
@@ -122,7 +123,10 @@ class HypothesisChooser:
     def subset(self, options: Sequence[T], min_size: int, max_size: int) -> list[T]:
         # by index: options may be unhashable (dicts)
         indices = st.lists(
-            st.integers(0, len(options) - 1), min_size=min_size, max_size=min(max_size, len(options)), unique=True
+            st.integers(0, len(options) - 1),
+            min_size=min_size,
+            max_size=min(max_size, len(options)),
+            unique=True,
         )
         return [options[i] for i in self.draw(indices)]
 
@@ -583,7 +587,9 @@ def build_scenario(c: Chooser) -> Scenario:
     refs: list[_DeviceRef] = []
     for driver in drivers:
         for p in range(c.integer(1, 2)):
-            pool_slices, pool_refs = _pool(c, driver, f"{driver.split('.')[0]}-pool-{p}", node_names, counter, gates)
+            pool_slices, pool_refs = _pool(
+                c, driver, f"{driver.split('.')[0]}-pool-{p}", node_names, counter, gates
+            )
             slices.extend(pool_slices)
             refs.extend(pool_refs)
     classes = [_class(d.split(".")[0], d, config=c.chance(1 / 6)) for d in drivers]

@@ -85,7 +85,10 @@ def disagreements(want: Answer, got: Answer) -> list[str]:
 _BLANKS = (
     (re.compile(r"\"[^\"]*\"|'[^']*'"), "#"),
     (re.compile(r"\S*example\.com\S*"), "X"),
-    (re.compile(r"\b(claim|class|request|subrequest|key:|device|pool|attribute|constraint) [^\s:,]+"), r"\1 X"),
+    (
+        re.compile(r"\b(claim|class|request|subrequest|key:|device|pool|attribute|constraint) [^\s:,]+"),
+        r"\1 X",
+    ),
     (re.compile(r"[0-9]+"), "#"),
 )
 
@@ -245,7 +248,9 @@ def shrink(scenario: Scenario, keeps: Callable[[Scenario], bool], budget: int = 
         gates = doc["featureGates"].split(",")
         for i, gate in enumerate(gates):
             if gate.endswith("=true"):
-                candidate = dict(doc, featureGates=",".join([*gates[:i], gate[:-5] + "=false", *gates[i + 1 :]]))
+                candidate = dict(
+                    doc, featureGates=",".join([*gates[:i], gate[:-5] + "=false", *gates[i + 1 :]])
+                )
                 tries += 1
                 if keeps(_scenario(candidate)):
                     doc, changed = candidate, True

@@ -38,7 +38,9 @@ def test_shrink_keeps_only_what_the_property_needs() -> None:
     big = random_scenario(seed)
     small = shrink(big, lambda s: _has_device(s, "dev-1"))
     assert _has_device(small, "dev-1")
-    devices = [d for o in small.objects if o["kind"] == "ResourceSlice" for d in o["spec"].get("devices") or []]
+    devices = [
+        d for o in small.objects if o["kind"] == "ResourceSlice" for d in o["spec"].get("devices") or []
+    ]
     # every optional field and every other device went; per-device node selection must stay
     assert [d["name"] for d in devices] == ["dev-1"]
     assert set(devices[0]) <= {"name", "nodeName", "allNodes", "nodeSelector"}
@@ -49,9 +51,17 @@ def test_shrink_keeps_only_what_the_property_needs() -> None:
 def test_signature_groups_by_message_template() -> None:
     want = {"status": "error", "message": "claim default/claim-0: selector #1 on device a.example.com/p/d: x"}
     got = {"status": "error", "message": "claim default/claim-2: selector #0 on device b.example.com/q/e: y"}
-    other = {"status": "error", "message": "claim default/claim-2: selector #0 on device b.example.com/q/e: x"}
-    assert signature(disagreements(want, got), want, got) != signature(disagreements(want, other), want, other)
-    again = {"status": "error", "message": "claim default/claim-5: selector #3 on device c.example.com/r/f: x"}
+    other = {
+        "status": "error",
+        "message": "claim default/claim-2: selector #0 on device b.example.com/q/e: x",
+    }
+    assert signature(disagreements(want, got), want, got) != signature(
+        disagreements(want, other), want, other
+    )
+    again = {
+        "status": "error",
+        "message": "claim default/claim-5: selector #3 on device c.example.com/r/f: x",
+    }
     assert signature(disagreements(again, got), again, got) == signature(disagreements(want, got), want, got)
 
 

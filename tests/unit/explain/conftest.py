@@ -6,15 +6,15 @@ from pathlib import Path
 
 from drakit.explain.diagnose import diagnose
 from drakit.explain.diagnosis import Diagnosis
-from drakit.explain.inputs import ExplainInput
 from drakit.features import Features
+from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.model.load import load_bundle
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "explain"
 
 
-def scenario_input(name: str) -> ExplainInput:
-    return ExplainInput.from_bundle(load_bundle([str(SCENARIOS / f"{name}.yaml")]))
+def scenario_input(name: str) -> ClusterSnapshot:
+    return ClusterSnapshot.from_bundle(load_bundle([str(SCENARIOS / f"{name}.yaml")]))
 
 
 def explain_scenario(name: str, target: str = "pod/train", gates: str | None = None) -> Diagnosis:

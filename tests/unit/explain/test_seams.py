@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -14,22 +16,14 @@ from typer.testing import CliRunner
 from drakit.cli.main import app
 from drakit.cli.testing import run
 from drakit.explain.diagnose import diagnose
-from drakit.explain.inputs import ExplainInput
 from drakit.features import Features
 from tests.unit.explain.conftest import SCENARIOS, scenario_input
 
 
 def test_expected_release_from_simulator_state() -> None:
     base = scenario_input("devices-in-use")
-    inp = ExplainInput.from_state(
-        pods=base.pods,
-        claims=base.claims,
-        slices=base.slices,
-        classes=base.classes,
-        nodes=base.nodes,
-        templates=base.templates,
-        expected_release={"ml/eval-2": 300.0, "ml/eval-1": 900.0},
-        now=120.0,
+    inp = dataclasses.replace(
+        base, expected_release=MappingProxyType({"ml/eval-2": 300.0, "ml/eval-1": 900.0}), now=120.0
     )
     d = diagnose(inp, "pod", "train", "ml", features=Features.for_version())
     assert [(h.claim, h.expected_release) for h in d.holders] == [

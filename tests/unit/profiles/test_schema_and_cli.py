@@ -92,7 +92,11 @@ def test_apply_to_and_lint(tmp_path: Path) -> None:
     out.write_text(res.stdout)
     lint = runner.invoke(app, ["lint", "-f", str(out)])
     assert lint.exit_code == 0, lint.output
-    pod.write_text(pod.read_text().replace("    image: x\n", "    image: x\n    resources:\n      limits: {nvidia.com/gpu: 1}\n"
-                                                             "      claims: [{name: gpus}]\n"))
+    # Valid for the API server (lint refuses invalid objects), yet GPUs are asked for twice.
+    pod.write_text(
+        pod.read_text()
+        .replace("  containers:\n", "  resourceClaims: [{name: gpus, resourceClaimTemplateName: gpu}]\n  containers:\n")
+        .replace("    image: x\n", "    image: x\n    resources:\n      limits: {nvidia.com/gpu: 1}\n      claims: [{name: gpus}]\n")
+    )
     lint = runner.invoke(app, ["lint", "-f", str(pod)])
     assert lint.exit_code == 1 and "[DK001]" in lint.stdout

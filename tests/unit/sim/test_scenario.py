@@ -162,3 +162,28 @@ def test_control_plane_per_release(version: str, want: ControlPlane) -> None:
 def test_control_plane_rejects_unknown_release() -> None:
     with pytest.raises(InvalidArgument, match=r'unsupported Kubernetes version "1\.20"'):
         ControlPlane.for_version("1.20")
+
+
+def test_scenario_from_objects_equals_parsing_the_same_stream() -> None:
+    """What ``drakit trial`` uses instead of dumping its snapshot to YAML and parsing it again."""
+    import dataclasses
+
+    import yaml
+
+    from drakit.sim import scenario_from_objects
+
+    path = Path(__file__).resolve().parents[3] / "drakit" / "sim" / "examples" / "mixed.yaml"
+    header, *objects = yaml.safe_load_all(path.read_text(encoding="utf-8"))
+    assert header["kind"] == "Scenario" and objects
+    assert scenario_from_objects(header, objects, source="x") == dataclasses.replace(load_scenario(path), source="x")
+
+
+def test_scenario_from_objects_refuses_invalid_manifests_with_validates_lines() -> None:
+    from drakit.sim import scenario_from_objects
+
+    header = {"apiVersion": "drakit.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"}, "spec": {}}
+    bad = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "Bad_Name"}, "spec": {}}
+    with pytest.raises(InvalidInput) as e:
+        scenario_from_objects(header, [bad], source="trial")
+    (line,) = str(e.value).splitlines()
+    assert line.startswith('trial[1]: DeviceClass "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": ')
