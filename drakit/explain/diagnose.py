@@ -659,10 +659,6 @@ def _runtime_error(ctx: _Ctx, claim: str, req: RequestSpec, fr: FunnelResult) ->
     )
 
 
-def _min_needed(results: Sequence[FunnelResult]) -> int:
-    return max(results[0].funnel.needed, 1)
-
-
 def _per_node_max(devs: Sequence[Device], nodes: Sequence[Obj]) -> tuple[int, str]:
     counts: dict[str, int] = {}
     shared = 0

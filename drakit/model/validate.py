@@ -53,6 +53,7 @@ from drakit.model.slice import (
 )
 from drakit.model.taintrule import DeviceTaintRule
 from drakit.quantity import Quantity, QuantityError
+from drakit.selectors import compile_selector
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1/types.go, 1.36/1.37).
 MAX_DEVICES = 128
@@ -101,11 +102,10 @@ SKIP_NODE_OPERATIONS_ALL = "*"
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """All errors plus warnings (dropped disabled fields, CEL not checked)."""
+    """All errors plus warnings (fields dropped because their feature gate is off)."""
 
     errors: tuple[ObjectErrors, ...]
     warnings: tuple[str, ...] = ()
-    cel_checked: bool = True
 
     @property
     def valid(self) -> bool:
@@ -155,37 +155,24 @@ def _key(path: str, key: str) -> str:
 
 
 class _CEL:
-    """Compiles selector expressions through drakit.selectors when it is importable."""
+    """Compiles selector expressions as the API server does (the "new expressions" environment)."""
 
     def __init__(self, features: Features) -> None:
         self.features = features
-        self.checked = True
-        self._compile: Callable[..., Any] | None = None
-        try:
-            from drakit.selectors import compile_selector  # type: ignore[attr-defined,unused-ignore]
-
-            self._compile = compile_selector
-        except ImportError:
-            self.checked = False
 
     def check(self, errs: _Errs, expr: str, path: str) -> None:
         if len(expr.encode()) > CEL_MAX_LENGTH:
             errs.too_long(path, CEL_MAX_LENGTH)
             return
-        if self._compile is None:
-            return
-        result = self._compile(expr, environment="new", features=self.features)
-        error = getattr(result, "error", None)
-        if error is not None:
-            message = str(getattr(error, "message", error))
+        result = compile_selector(expr, environment="new", features=self.features)
+        # validateCELSelector: a compiled expression over the cost budget is Forbidden; drakit's
+        # compiler also reports that case as an error, so the cost is looked at first.
+        if result.cost_estimate is not None and result.cost_estimate > CEL_MAX_COST:
+            errs.forbidden(path, "too complex, exceeds cost limit")
+        elif result.error is not None:
+            message = result.error.message
             detail = message if message.startswith("compilation failed") else f"compilation failed: {message}"
             errs.invalid(path, expr, detail)
-            return
-        cost = getattr(result, "cost_estimate", 0) or 0
-        if isinstance(cost, tuple):  # (min, max) estimate
-            cost = cost[-1]
-        if cost > CEL_MAX_COST:
-            errs.forbidden(path, "too complex, exceeds cost limit")
 
 
 # --------------------------------------------------------------------------- quantities
@@ -1422,9 +1409,7 @@ def validate_report(objects: Iterable[Any], features: Features) -> ValidationRep
             warnings.append(f"{prefix}{ref}: {path}: field dropped because its feature gate is disabled")
         if errors:
             out.append(ObjectErrors(ref, tuple(errors)))
-    if not cel.checked:
-        warnings.append("CEL not checked: the selector compiler (drakit.selectors) is not available")
-    return ValidationReport(tuple(out), tuple(warnings), cel.checked)
+    return ValidationReport(tuple(out), tuple(warnings))
 
 
 def validate(objects: Iterable[Any], features: Features) -> list[ObjectErrors]:

@@ -19,24 +19,21 @@ from drakit.inventory.devices import InventoryDevice, inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.profiles.compile import Clause, CompiledProfile
 from drakit.profiles.semantics import attribute_value, capacity_value, check
+from drakit.selectors import CompiledSelector, compile_selector, device_view
 
 # (expression, driver, wire device) -> bool; raises on CEL runtime errors.
 Evaluator = Callable[[str, str, Mapping[str, Any]], bool]
 
 
-def cel_evaluator() -> Evaluator | None:
-    """drakit's CEL engine as an :data:`Evaluator`, or None while it is not installed."""
-    try:
-        from drakit.selectors import compile_selector, device_view
-    except ImportError:
-        return None
-    cache: dict[str, Any] = {}
+def cel_evaluator() -> Evaluator:
+    """drakit's CEL engine as an :data:`Evaluator` (selectors compiled once per expression)."""
+    cache: dict[str, CompiledSelector] = {}
 
     def evaluate(expression: str, driver: str, device: Mapping[str, Any]) -> bool:
         sel = cache.get(expression)
         if sel is None:
             sel = cache[expression] = compile_selector(expression, environment="stored")
-        if getattr(sel, "error", None):
+        if sel.error is not None:
             raise DrakitError(f"CEL compile error: {sel.error}")
         return bool(sel.evaluate(device_view(driver, dict(device))))
 

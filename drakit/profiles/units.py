@@ -52,12 +52,6 @@ def normalize_version(text: str) -> str:
     return ".".join(parts + ["0"] * (3 - len(parts)))
 
 
-def version_tuple(text: str) -> tuple[int, int, int] | None:
-    """The numeric core of a semver string, or None when it is not semver (e.g. ``6.19.14.31400000``)."""
-    m = re.fullmatch(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:[-+].*)?", text.strip())
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
-
-
 def human_bytes(q: Quantity) -> str:
     """``81559Mi`` -> ``79.65 GiB / 85.52 GB`` (what near-miss messages print)."""
     b = q.exact()
