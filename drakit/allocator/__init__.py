@@ -11,6 +11,14 @@ See ``README.md`` in this package for which upstream version each behaviour foll
 
 from drakit.allocator.inventory import Inventory
 from drakit.allocator.search import AllocationOutcome, SearchStats, allocate, allocate_snapshot
-from drakit.allocator.state import AllocatedState
+from drakit.allocator.state import AllocatedState, has_allocation
 
-__all__ = ["AllocatedState", "AllocationOutcome", "Inventory", "SearchStats", "allocate", "allocate_snapshot"]
+__all__ = [
+    "AllocatedState",
+    "AllocationOutcome",
+    "Inventory",
+    "SearchStats",
+    "allocate",
+    "allocate_snapshot",
+    "has_allocation",
+]

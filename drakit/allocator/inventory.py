@@ -24,27 +24,18 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from drakit.allocator import nodeselector
 from drakit.allocator.constraints import AttrValue, UnsupportedAttribute, lookup_attribute
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
-from drakit.corev1 import node_selector_matches, parsed_node_selector
 from drakit.features import Features
 from drakit.quantity import Quantity
 
 # --- node matching ----------------------------------------------------------------------------
 
 
-def _selector_error(
-    s: Slice, node_name: str, all_nodes: bool, selector: Mapping[str, Any] | None, device: str | None
-) -> str:
-    """Upstream's GatherPools error for a node selector NodeMatches would parse and refuse."""
-    if node_name or all_nodes or selector is None:
-        return ""
-    errors = parsed_node_selector(selector).errors
-    if not errors:
-        return ""
-    where = f"device {device} in slice {s.name}" if device is not None else f"slice {s.name}"
-    listed = ", ".join(str(e) for e in errors)
-    return f"gather pool information: failed to perform node selection for {where}: failed to parse node selector: {listed}"
+def node_selector_matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
+    """core/v1 NodeSelector semantics (:func:`drakit.allocator.nodeselector.matches`)."""
+    return nodeselector.matches(node, selector)
 
 
 def node_matches(
@@ -283,7 +274,11 @@ class NodePools:
     pools: tuple[Pool, ...]
     devices: tuple[Device, ...]  # usable pools' devices in pool -> slice -> device order
     notes: tuple[PoolNote, ...]
-    error: str = ""  # GatherPools failed (a node selector that does not parse): allocation errs first
+    error: str = ""  # pool gathering failed (a node selector that does not parse): no pools
+
+
+def _gather_failed(reason: str) -> NodePools:
+    return NodePools(pools=(), devices=(), notes=(), error=f"gather pool information: {reason}")
 
 
 def _validate_counter_refs(
@@ -305,10 +300,14 @@ def _build_pool(
     driver: str, pool_name: str, slices: list[Slice], features: Features, all_slices: list[Slice] | None
 ) -> Pool:
     slices = sorted(slices, key=lambda s: s.name)
+    # Slices of the pool's generation that do not target the node, when we had to look at all
+    # of them: upstream skips any whose *name* is that of a node-relevant slice (so a second
+    # slice with the same name, counter set or not, is never seen).
+    names = {s.name for s in slices}
+    rest = [s for s in all_slices if s.name not in names] if all_slices is not None else []
     if features.partitionable_devices:
-        # Counter sets may be published in a slice that targets another node (or none): take
-        # them from every slice of the pool's generation when we had to look at all of them.
-        counter_slices = [s for s in sorted(all_slices or slices, key=lambda s: s.name) if s.shared_counters]
+        # Counter sets may be published in a slice that targets another node (or none).
+        counter_slices = [s for s in slices if s.shared_counters] + [s for s in rest if s.shared_counters]
         device_slices = [s for s in slices if not s.shared_counters]
     else:
         counter_slices, device_slices = [], slices
@@ -338,13 +337,10 @@ def _build_pool(
     reason = _validate_counter_refs(counter_sets, slices)
     if reason:
         return Pool(driver, pool_name, invalid=True, invalid_reason=reason)
-    other: list[Slice] = []
-    if all_slices is not None and len(slices) != len(all_slices):
-        names = {s.name for s in slices}
-        other = [s for s in all_slices if s.name not in names]
-        reason = _validate_counter_refs(counter_sets, other)
-        if reason:
-            return Pool(driver, pool_name, invalid=True, invalid_reason=reason)
+    other = [s for s in rest if not s.shared_counters]
+    reason = _validate_counter_refs(counter_sets, other)
+    if reason:
+        return Pool(driver, pool_name, invalid=True, invalid_reason=reason)
     return Pool(
         driver,
         pool_name,
@@ -412,14 +408,24 @@ class Inventory:
                 notes.append(PoolNote("feature-disabled", s))
                 continue
             if s.node_name or s.all_nodes or s.node_selector is not None:
-                error = error or _selector_error(s, s.node_name, s.all_nodes, s.node_selector, None)
+                if not s.node_name and not s.all_nodes and s.node_selector is not None:
+                    error = nodeselector.parse_error(s.node_selector)
+                    if error:
+                        return _gather_failed(f"failed to perform node selection for slice {s.name}: {error}")
                 relevant = node_matches(node, s.node_name, s.all_nodes, s.node_selector)
             elif s.per_device:
+                relevant = False
                 for d in s.devices:
-                    error = error or _selector_error(s, d.node_name, d.all_nodes, d.node_selector, d.name)
-                relevant = any(
-                    node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices
-                )
+                    if not d.node_name and not d.all_nodes and d.node_selector is not None:
+                        error = nodeselector.parse_error(d.node_selector)
+                        if error:
+                            # Upstream prints the whole Device struct (with pointer addresses).
+                            return _gather_failed(
+                                f"failed to perform node selection for device {d.name} in slice {s.name}: {error}"
+                            )
+                    if node_matches(node, d.node_name, d.all_nodes, d.node_selector):
+                        relevant = True
+                        break
             else:
                 continue  # some future node-selection field: ignore the slice
             if not relevant:

@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from drakit.allocator import cel
+from drakit.allocator import cel, nodeselector
 from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
 from drakit.allocator.inventory import CapacityEntry, Device, Inventory, NodePools, Pool, node_matches
-from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of, quantity_sum
+from drakit.allocator.state import AllocatedState, DeviceKey, has_allocation, quantity_of, quantity_sum
 from drakit.allocator.trace import Trace
 from drakit.clock import SYSTEM_CLOCK, Clock, IdSource, RandomIds
 from drakit.corev1 import DEVICE_TAINT_EFFECTS, tolerates_device_taint
@@ -230,15 +230,19 @@ class _Run:
                 if subs:
                     group = [self._validate(ci, ri, si, sub, rname, label) for si, sub in enumerate(subs)]
                     entries.append(group)
-                    min_devices += min(r.num_devices for r in group)
+                    request_min = min(r.num_devices for r in group)
                 else:
                     r = self._validate(ci, ri, 0, request.get("exactly") or {}, "", label, name=rname)
                     entries.append(r)
-                    min_devices += r.num_devices
-            if min_devices > MAX_RESULTS:
-                raise AllocationError(
-                    f"claim {label}: number of requested devices {min_devices} exceeds the claim limit of {MAX_RESULTS}"
-                )
+                    request_min = r.num_devices
+                # Checked request by request (v0.37.2), so a later request's own error never
+                # surfaces once the limit is already exceeded.
+                if request_min > MAX_RESULTS - min_devices:
+                    raise AllocationError(
+                        f"claim {label}, request {rname}: adding {request_min} devices exceeds the claim limit"
+                        f" of {MAX_RESULTS}, with {min_devices} already accounted for"
+                    )
+                min_devices += request_min
             constraints: list[Constraint] = []
             for i, c in enumerate(devices.get("constraints") or []):
                 names = c.get("requests") or []
@@ -402,6 +406,10 @@ class _Run:
         if dev.slice.per_device:
             ok = self.per_device_node.get(id(dev))
             if ok is None:
+                if not dev.node_name and not dev.all_nodes and dev.node_selector is not None:
+                    error = nodeselector.parse_error(dev.node_selector)
+                    if error:
+                        raise AllocationError(error)
                 ok = node_matches(self.node, dev.node_name, dev.all_nodes, dev.node_selector)
                 self.per_device_node[id(dev)] = ok
             if not ok:
@@ -916,13 +924,13 @@ class _Run:
             allocation: dict[str, Any] = {"devices": {"results": results}}
             if configs:
                 allocation["devices"]["config"] = configs
-            selector = self._node_selector(self.results[ci])
+            selector = self._node_selector(self.results[ci], (claim.get("metadata") or {}).get("name", ""))
             if selector is not None:
                 allocation["nodeSelector"] = selector
             out.append(allocation)
         return out
 
-    def _node_selector(self, results: list[_Result]) -> dict[str, Any] | None:
+    def _node_selector(self, results: list[_Result], claim_name: str) -> dict[str, Any] | None:
         fields_: list[dict[str, Any]] = []
         exprs: list[dict[str, Any]] = []
         for r in results:
@@ -945,7 +953,7 @@ class _Run:
                 terms = selector.get("nodeSelectorTerms") or []
                 if len(terms) > 1:
                     raise AllocationError(
-                        f"create NodeSelector for claim: unsupported ResourceSlice.NodeSelector with {len(terms)} terms"
+                        f"create NodeSelector for claim {claim_name}: unsupported ResourceSlice.NodeSelector with {len(terms)} terms"
                     )
                 if terms:
                     _merge_requirements(terms[0].get("matchFields") or [], fields_)
@@ -1068,10 +1076,6 @@ def _copy_claim(claim: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v if type(v) in _ATOMS else _copy_tree(v) for k, v in claim.items()}
 
 
-def _in_use(claim: Mapping[str, Any]) -> bool:
-    return bool((claim.get("status") or {}).get("allocation"))
-
-
 def allocate(
     *,
     node: Mapping[str, Any],
@@ -1095,8 +1099,8 @@ def allocate(
     """
     started = clock.monotonic()
     inv = inventory if inventory is not None else Inventory(slices, classes)
-    to_allocate = [c for c in claims if not _in_use(c)]
-    in_use = [c for c in claims if _in_use(c)]
+    to_allocate = [c for c in claims if not has_allocation(c)]
+    in_use = [c for c in claims if has_allocation(c)]
     if in_use:
         state = inv.state.copy()
         for c in in_use:
@@ -1120,7 +1124,7 @@ def allocate(
             status=status, claims=copies, message=message, results=tuple(results), stats=stats
         )
 
-    if pools.error:  # upstream gathers pools before it checks any claim
+    if pools.error:
         return finish("error", pools.error)
     try:
         run.precheck()

@@ -25,6 +25,15 @@ def _parse(text: str) -> Quantity:
     return Quantity.parse(text)
 
 
+def has_allocation(claim: Mapping[str, Any]) -> bool:
+    """Whether a claim counts as allocated: ``status.allocation`` is present, even if empty.
+
+    Upstream tests the decoded pointer (``claim.Status.Allocation != nil``), so an empty
+    ``allocation: {}`` is an allocation (of no devices) and only ``null`` or absence is not.
+    """
+    return (claim.get("status") or {}).get("allocation") is not None
+
+
 def quantity_of(value: Any) -> Quantity:
     """A wire quantity (string, or a number YAML produced) as Go's ``resource.Quantity``."""
     return _parse(str(value))

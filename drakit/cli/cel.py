@@ -35,12 +35,10 @@ import yaml
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, dump_json
 from drakit.errors import UsageError
 from drakit.features import NEWEST_VERSION, Features
-from drakit.quantity import Quantity
 from drakit.selectors import compile_any, device_view, evaluate_expression
 from drakit.selectors.compile import DeviceView
 from drakit.selectors.env import MAX_COST
-from drakit.selectors.types import Duration, LibValue, Optional, Timestamp, TypeValue, Uint, unmap_key
-from drakit.selectors.values import Semver
+from drakit.selectors.types import Duration, Optional, Timestamp, Uint, unmap_key
 
 EnvOpt = Annotated[str, typer.Option("--environment", help="stored|new")]
 GatesOpt = Annotated[str | None, typer.Option("--feature-gates", help="Name=bool,...")]
@@ -85,9 +83,7 @@ def _to_json(v: Any) -> Any:
         from drakit.selectors.library.standard import format_duration, format_timestamp
 
         return format_duration(v) if isinstance(v, Duration) else format_timestamp(v)
-    if isinstance(v, Quantity | Semver | TypeValue | LibValue):
-        return str(v)
-    return str(v)
+    return str(v)  # quantities, semvers, IPs, CIDRs, URLs, format names, type values
 
 
 def _json_key(k: Any) -> str:

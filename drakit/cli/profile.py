@@ -52,7 +52,7 @@ def compile_cmd(
 
 @profile_app.command("apply-to")
 def apply_to_cmd(
-    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, Deployment, Polyaxon operation), or -.")],
+    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, CronJob, Deployment, JobSet, Kubeflow job, RayJob, Polyaxon operation), or -.")],
     profile: Annotated[str, typer.Option("--profile", "-p", help="Profile file or bundled profile name.")],
     driver: DriverOpt = None,
     namespace: Annotated[str | None, typer.Option("--namespace", "-n")] = None,
@@ -61,7 +61,7 @@ def apply_to_cmd(
     in_place: Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite MANIFEST instead of printing.")] = False,
 ) -> None:
     """Merge the profile's claim and pod settings into workloads; every other byte stays as it was."""
-    from drakit.profiles.apply import apply_fragment
+    from drakit.profiles.apply import apply_fragment, claims_for_workloads
     from drakit.profiles.render import to_yaml
 
     compiled = _compiled([profile], driver, namespace)
@@ -69,16 +69,23 @@ def apply_to_cmd(
         raise UsageError(f"--profile {profile} names {len(compiled)} profiles; apply one at a time")
     cp = compiled[0]
     text = sys.stdin.read() if manifest == "-" else _read(manifest)
-    extra = to_yaml([cp.device_class, cp.claim]) if include_objects else ""
-    result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest, extra_documents=extra)
+    result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest)
     for note in result.notes:
         print(f"Warning: {note}", file=sys.stderr)
     if not result.changed:
-        raise InvalidInput(f"{manifest}: no Pod, Job, Deployment, StatefulSet, ReplicaSet, DaemonSet or Polyaxon operation found")
+        raise InvalidInput(f"{manifest}: no workload found (Pod, Job, CronJob, Deployment, StatefulSet, ReplicaSet, "
+                           "DaemonSet, JobSet, Kubeflow training job, RayJob, RayCluster or Polyaxon operation)")
+    out = result.text
+    if include_objects:
+        claims = claims_for_workloads(cp.claim, result.namespaces, namespace, manifest)
+        out += ("" if not out or out.endswith("\n") else "\n") + "---\n" + to_yaml([cp.device_class, *claims])
     if in_place and manifest != "-":
-        Path(manifest).write_text(result.text, encoding="utf-8")
+        try:
+            Path(manifest).write_text(out, encoding="utf-8")
+        except OSError as e:
+            raise InvalidInput(f"{manifest}: cannot rewrite in place: {e.strerror}") from None
     else:
-        sys.stdout.write(result.text)
+        sys.stdout.write(out)
 
 
 @profile_app.command("eligible")

@@ -1,9 +1,10 @@
 """The built-in driver schemas (gpu.nvidia.com with its history, gpu.example.com, gpu.intel.com, gpu.amd.com).
 
 Written from the drivers' sources as summarised in the project's ecosystem notes (§1).  Every
-key that is not published on *every* device of a schema version is ``required=False``; the
-compiler guards those, because reading a missing key is a CEL runtime error that blocks the
-pod rather than a non-match.
+key that is not published on *every* device of a schema version is ``required=False``, with
+``on`` naming the device types that always carry it; the compiler and lint guard a key unless
+the selector is already restricted to such types, because reading a missing key is a CEL
+runtime error that blocks the pod rather than a non-match.
 """
 
 from __future__ import annotations
@@ -42,16 +43,41 @@ _NVIDIA_PRODUCTS = {
     "NVIDIA B200": "183359Mi",
 }
 
+# What each device type publishes, per schema version, from the kubelet plugin's
+# ``GetDevice``/``Attributes`` (cmd/gpu-kubelet-plugin: deviceinfo.go, mig.go, partitions.go)
+# at tags v25.3.0, v25.8.0, v25.12.0, v0.4.0 and main.  Full GPUs and MIG devices always carry
+# the NVML identity (product, brand, architecture, compute capability, driver versions); vfio
+# devices (v25.12+) carry only type, uuid, productName, deviceID, vendorID and numa.
+_GPU = frozenset({"gpu"})
+_MIG = frozenset({"mig"})
+_VFIO = frozenset({"vfio"})
+_GPU_MIG = _GPU | _MIG
+
+
+def _nvml(required: bool) -> tuple[AttributeSpec, ...]:
+    """The NVML identity: on every device before vfio devices existed, else on gpu and mig."""
+    on = frozenset() if required else _GPU_MIG
+    return (
+        AttributeSpec("brand", "string", required=required, on=on),
+        AttributeSpec("architecture", "string", required=required, on=on, note="e.g. Hopper, 'Ada Lovelace'"),
+        AttributeSpec("cudaComputeCapability", "version", required=required, on=on),
+        AttributeSpec("driverVersion", "version", required=required, on=on),
+        AttributeSpec("cudaDriverVersion", "version", required=required, on=on),
+    )
+
+
 _NVIDIA_COMMON = (
     AttributeSpec("type", "string", required=True, note="gpu | mig | vfio"),
     AttributeSpec("uuid", "string", required=True),
-    AttributeSpec("productName", "string", required=True, note="NVML name, verbatim"),
-    AttributeSpec("brand", "string"),
-    AttributeSpec("architecture", "string", note="e.g. Hopper, 'Ada Lovelace'"),
-    AttributeSpec("cudaComputeCapability", "version"),
-    AttributeSpec("driverVersion", "version"),
-    AttributeSpec("cudaDriverVersion", "version"),
+    AttributeSpec("productName", "string", required=True, note="NVML name, verbatim (vfio: from the PCI ID)"),
+    AttributeSpec("parentUUID", "string", on=_MIG),
+    AttributeSpec("profile", "string", on=_MIG, note="MIG profile, e.g. 1g.10gb"),
     AttributeSpec(PCIE_ROOT, "string", note="omitted where sysfs has no pci root (e.g. Azure VMBus)"),
+)
+_NVIDIA_VFIO = (
+    AttributeSpec("deviceID", "string", on=_VFIO),
+    AttributeSpec("vendorID", "string", on=_VFIO),
+    AttributeSpec("numa", "int", on=_VFIO),
 )
 _NVIDIA_ROLES = {
     "architecture": "architecture",
@@ -65,11 +91,18 @@ _IDX_REMOVED = (
 )
 _PCIEBUS_RENAMED = SchemaChange("pcieBusID", "v25.12", replacement=PCI_BUS_ID)
 _MEM_REQUIRED = {"memory": CapacitySpec("memory", required=True, note="NVML framebuffer, binary units")}
-_MEM_OPTIONAL = {"memory": CapacitySpec("memory", note="omitted when NVML cannot report it (GB10, vGPU)")}
+_MEM_GPU_MIG = {
+    "memory": CapacitySpec("memory", on=_GPU_MIG, note="NVML framebuffer; vfio devices publish addressableMemory"),
+    "addressableMemory": CapacitySpec("addressableMemory", on=_VFIO),
+}
+_MEM_OPTIONAL = {
+    "memory": CapacitySpec("memory", note="omitted when NVML cannot report it (GB10, vGPU)"),
+    "addressableMemory": CapacitySpec("addressableMemory", on=_VFIO),
+}
 
 
 def _nvidia(version: str, extra: tuple[AttributeSpec, ...], capacities: dict[str, CapacitySpec],
-            removed: tuple[SchemaChange, ...]) -> DriverSchema:
+            removed: tuple[SchemaChange, ...], device_types: tuple[str, ...]) -> DriverSchema:
     return DriverSchema(
         driver="gpu.nvidia.com",
         version=version,
@@ -78,6 +111,8 @@ def _nvidia(version: str, extra: tuple[AttributeSpec, ...], capacities: dict[str
         capacities=capacities,
         roles=_NVIDIA_ROLES,  # type: ignore[arg-type]
         device_type=("type", "gpu"),
+        device_types=device_types,
+        class_types={"gpu.nvidia.com": "gpu", "mig.nvidia.com": "mig", "vfio.gpu.nvidia.com": "vfio"},
         products=_NVIDIA_PRODUCTS,
         removed=removed,
         default_class="gpu.nvidia.com",
@@ -87,30 +122,38 @@ def _nvidia(version: str, extra: tuple[AttributeSpec, ...], capacities: dict[str
 _NVIDIA_VERSIONS = (
     _nvidia(
         "v25.3",
-        (AttributeSpec("index", "int", required=True), AttributeSpec("minor", "int", required=True),
-         AttributeSpec("pcieBusID", "string")),
+        (*_nvml(True), AttributeSpec("index", "int", required=True), AttributeSpec("minor", "int", on=_GPU),
+         AttributeSpec("parentIndex", "int", on=_MIG), AttributeSpec("pcieBusID", "string", required=True)),
         _MEM_REQUIRED,
         (),
+        ("gpu", "mig"),
     ),
-    _nvidia("v25.8", (AttributeSpec("pcieBusID", "string"),), _MEM_REQUIRED, _IDX_REMOVED),
+    _nvidia("v25.8", (*_nvml(True), AttributeSpec("pcieBusID", "string", required=True)), _MEM_REQUIRED,
+            _IDX_REMOVED, ("gpu", "mig")),
     _nvidia(
         "v25.12",
-        (AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string")),
-        _MEM_REQUIRED,
+        (*_nvml(False), *_NVIDIA_VFIO, AttributeSpec(PCI_BUS_ID, "string", on=_GPU_MIG),
+         AttributeSpec("addressingMode", "string")),
+        _MEM_GPU_MIG,
         (*_IDX_REMOVED, _PCIEBUS_RENAMED),
+        ("gpu", "mig", "vfio"),
     ),
     _nvidia(
         "v0.4",
-        (AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string")),
+        (*_nvml(False), *_NVIDIA_VFIO, AttributeSpec("iommuFDEnabled", "bool", on=_VFIO),
+         AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string")),
         _MEM_OPTIONAL,
         (*_IDX_REMOVED, _PCIEBUS_RENAMED),
+        ("gpu", "mig", "vfio"),
     ),
     _nvidia(
         "main",
-        (AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string"),
+        (*_nvml(False), *_NVIDIA_VFIO, AttributeSpec("iommuFDEnabled", "bool", on=_VFIO),
+         AttributeSpec(PCI_BUS_ID, "string"), AttributeSpec("addressingMode", "string"),
          AttributeSpec(NUMA_NODE, "int")),
         _MEM_OPTIONAL,
         (*_IDX_REMOVED, _PCIEBUS_RENAMED),
+        ("gpu", "mig", "vfio"),
     ),
 )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -37,6 +37,10 @@ class AttributeSpec:
     type: AttrType
     required: bool = False  # published on every device of this schema version
     note: str = ""
+    # Device types (values of the schema's ``device_type`` attribute) on which the key is
+    # always published, for keys that only some types carry (NVIDIA: ``architecture`` on
+    # every gpu and mig device, never on vfio ones).
+    on: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class CapacitySpec:
     required: bool = False
     zero_means_unknown: bool = False
     note: str = ""
+    on: frozenset[str] = frozenset()  # as AttributeSpec.on
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,9 @@ class DriverSchema:
     roles: Mapping[Role, str] = field(default_factory=dict)
     # Attribute/value that marks a full accelerator (NVIDIA ``type == 'gpu'``); None: select on the driver.
     device_type: tuple[str, str] | None = None
+    device_types: tuple[str, ...] = ()  # every value the device_type attribute takes
+    # DeviceClasses the driver installs -> the device type each selects (``type == 'mig'``).
+    class_types: Mapping[str, str] = field(default_factory=dict)
     memory_capacity: str | None = "memory"
     # Known product names -> published memory, for "smallest first" ordering and near-miss lint.
     products: Mapping[str, str] = field(default_factory=dict)
@@ -90,6 +98,17 @@ class DriverSchema:
     def capacity(self, key: str) -> CapacitySpec | None:
         domain, name = split_key(key, self.driver)
         return self.capacities.get(name if domain == self.driver else f"{domain}/{name}")
+
+    def always_published(self, space: str, key: str, types: Collection[str] | None = None) -> bool:
+        """Whether every device (of the given device types, when known) publishes ``key``.
+
+        ``space`` is ``attributes`` or ``capacity``; ``types`` are the values of
+        ``device_type`` a selector is already restricted to (None or empty: any device).
+        """
+        spec = self.attribute(key) if space == "attributes" else self.capacity(key)
+        if spec is None:
+            return False
+        return spec.required or (bool(types) and set(types or ()) <= spec.on)
 
     def removed_key(self, key: str) -> SchemaChange | None:
         domain, name = split_key(key, self.driver)

@@ -108,6 +108,29 @@ def qualified_name(value: str) -> list[str]:
     return errs
 
 
+def label_key(value: str) -> list[str]:
+    """IsLabelKey (label selectors): IsQualifiedName's rules, its own wording for a bad shape."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return [
+            "a valid label key "
+            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    errs: list[str] = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        errs += ["prefix part " + m for m in dns1123_subdomain(prefix)] if prefix else ["prefix part " + EMPTY_ERROR]
+    name = parts[-1]
+    if not name:
+        errs.append("name part " + EMPTY_ERROR)
+    elif len(name) > QUALIFIED_NAME_MAX:
+        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
+    if not _QNAME_RE.match(name):
+        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
 def label_value(value: str) -> list[str]:
     errs = []
     if len(value) > LABEL_VALUE_MAX:

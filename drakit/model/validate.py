@@ -1180,11 +1180,15 @@ def _validate_pod(errs: _Errs, pod: Pod) -> None:
 
 def _validate_pod_template(errs: _Errs, tmpl: PodTemplate) -> None:
     _validate_object_meta(errs, tmpl.metadata, True, names.dns1123_subdomain)
+    _validate_labels(errs, tmpl.template.metadata.labels, "template.metadata.labels")
     # A template's pods get generated names, so the final-claim-name check has no pod name.
     _validate_pod_spec(errs, tmpl.template.spec, "template.spec", "")
 
 
 def _validate_pod_spec(errs: _Errs, spec: PodSpec, prefix: str, pod_name: str) -> None:
+    if spec.priority_class_name:
+        # ValidatePriorityClassName: a DNS subdomain.
+        errs.messages(f"{prefix}.priorityClassName", spec.priority_class_name, names.dns1123_subdomain(spec.priority_class_name))
     claim_names: set[str] = set()
     cpath = f"{prefix}.resourceClaims"
     for i, c in enumerate(spec.resource_claims):

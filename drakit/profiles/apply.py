@@ -6,9 +6,14 @@ insertion against the original text, and splice: untouched bytes stay byte-ident
 style gets new lines at the right indentation; a flow-style node (``resources: {}``) that must
 change is rewritten as one JSON flow node, which touches only that node.
 
-Workloads: Pod, Job, Deployment, StatefulSet, ReplicaSet, DaemonSet, and Polyaxon
-``operation``/``component`` documents (pod-level settings under ``environment``, claims under
-``container``; see docs/profiles.md for the caveat that Polyaxon has no resourceClaims field).
+Workloads: Pod, Job, Deployment, StatefulSet, ReplicaSet, DaemonSet, CronJob
+(``jobTemplate``), JobSet (every ``replicatedJobs[]`` template), Kubeflow training jobs
+(PyTorchJob, TFJob, XGBoostJob, PaddleJob: every replica type; MPIJob: the workers, the
+launcher only runs ``mpirun``), KubeRay's RayJob and RayCluster (every worker group; the head
+schedules work and gets no GPUs), and Polyaxon ``operation``/``component`` documents
+(pod-level settings under ``environment``, claims under ``container``; see docs/profiles.md for
+the caveat that Polyaxon has no resourceClaims field).  Kubeflow's TrainJob takes its pod
+templates from a training runtime, not from the document, so it is not edited.
 """
 
 from __future__ import annotations
@@ -23,14 +28,29 @@ import yaml
 from drakit.errors import InvalidInput
 from drakit.profiles.compile import PodFragment
 
+# Where each kind keeps its pod specs.  "[]" is every item of a list, "{}" every value of a map
+# (replica types by role); roles in _SKIPPED_ROLES get no claim.
+_TEMPLATE = ("spec", "template", "spec")
 _POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
-    "Job": ("spec", "template", "spec"),
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
+    "Job": _TEMPLATE,
+    "Deployment": _TEMPLATE,
+    "StatefulSet": _TEMPLATE,
+    "ReplicaSet": _TEMPLATE,
+    "DaemonSet": _TEMPLATE,
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "JobSet": ("spec", "replicatedJobs", "[]", "template", "spec", "template", "spec"),
+    "PyTorchJob": ("spec", "pytorchReplicaSpecs", "{}", "template", "spec"),
+    "TFJob": ("spec", "tfReplicaSpecs", "{}", "template", "spec"),
+    "MPIJob": ("spec", "mpiReplicaSpecs", "{}", "template", "spec"),
+    "XGBoostJob": ("spec", "xgbReplicaSpecs", "{}", "template", "spec"),
+    "PaddleJob": ("spec", "paddleReplicaSpecs", "{}", "template", "spec"),
+    "RayJob": ("spec", "rayClusterSpec", "workerGroupSpecs", "[]", "template", "spec"),
+    "RayCluster": ("spec", "workerGroupSpecs", "[]", "template", "spec"),
 }
+_SKIPPED_ROLES = frozenset({"Launcher"})
+# Where Kueue reads the queue label, when not on the workload object itself.
+_QUEUE_LABEL_OWNER: dict[str, tuple[str, ...]] = {"CronJob": ("spec", "jobTemplate")}
 LEGACY_GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
 
 
@@ -48,6 +68,9 @@ class ApplyResult:
     text: str
     changed: list[str] = field(default_factory=list)  # "Kind/name" of edited documents
     notes: list[str] = field(default_factory=list)
+    # metadata.namespace of each edited workload ("" where unset), in document order: a claim
+    # template must live in the namespace of the pods that use it.
+    namespaces: list[str] = field(default_factory=list)
 
 
 class _Doc:
@@ -176,7 +199,9 @@ def _splice(text: str, edits: list[_Edit]) -> str:
     return text
 
 
-def _doc_spans(text: str) -> list[tuple[int, int, yaml.Node]]:
+def _doc_spans(text: str, source: str) -> list[tuple[int, int, yaml.Node]]:
+    """Every document's node; a YAML error (an alias to another document's anchor, a syntax
+    error) becomes one line naming file, line and column."""
     loader = yaml.SafeLoader(text)
     out = []
     try:
@@ -184,9 +209,43 @@ def _doc_spans(text: str) -> list[tuple[int, int, yaml.Node]]:
             node = loader.get_node()
             if node is not None:
                 out.append((node.start_mark.index, node.end_mark.index, node))
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+        problem = " ".join(str(e.problem or e.context or "invalid YAML").split())
+        if "undefined alias" in problem:
+            problem += " (anchors do not reach across '---': each document must define its own)"
+        raise InvalidInput(f"{where}: {problem}") from None
+    except yaml.YAMLError as e:
+        raise InvalidInput(f"{source}: {' '.join(str(e).split())}") from None
     finally:
         loader.dispose()
     return out
+
+
+def _pod_specs(doc: _Doc, node: yaml.Node, path: Sequence[str]) -> list[yaml.Node]:
+    """The pod spec nodes at ``path`` (see _POD_SPEC_PATHS); InvalidInput when a step is missing."""
+    found: list[yaml.Node | None] = [node]
+    walked: list[str] = []
+    for step in path:
+        nxt: list[yaml.Node | None] = []
+        for n in found:
+            if step == "[]":
+                nxt += list(n.value) if isinstance(n, yaml.SequenceNode) else [None]
+            elif step == "{}":
+                if isinstance(n, yaml.MappingNode):
+                    nxt += [v for k, v in n.value if not (isinstance(k, yaml.ScalarNode) and k.value in _SKIPPED_ROLES)]
+                else:
+                    nxt.append(None)
+            else:
+                nxt.append(doc.get(n, step))
+        walked.append(step)
+        if not nxt or any(n is None for n in nxt):
+            raise InvalidInput(f"{doc.label}: no pod spec at {'.'.join(path)} ({'.'.join(walked)} is missing or empty)")
+        found = nxt
+    if not all(isinstance(n, yaml.MappingNode) for n in found):
+        raise InvalidInput(f"{doc.label}: no pod spec at {'.'.join(path)}")
+    return [n for n in found if n is not None]
 
 
 def _merge_pod_level(doc: _Doc, env: yaml.Node, fragment: PodFragment) -> None:
@@ -264,12 +323,38 @@ def _set_label(doc: _Doc, meta_owner: yaml.Node, key: str, value: str) -> None:
     doc.ensure(meta_owner, ["metadata", "labels"], {key: value})
 
 
+def claims_for_workloads(claim: dict[str, Any], namespaces: Sequence[str], option: str | None,
+                         source: str = "<manifest>") -> list[dict[str, Any]]:
+    """The compiled claim (template) once per namespace the edited workloads live in.
+
+    Pods find a ResourceClaimTemplate only in their own namespace, so ``--include-objects``
+    must emit it there; a workload without a namespace uses the requested one (or none).  A
+    workload whose namespace contradicts the requested one is an error, not a silent split.
+    """
+    wanted: list[str] = []
+    for ns in namespaces:
+        if ns and option and ns != option:
+            raise InvalidInput(f"{source}: a workload is in namespace {ns!r} but the requested namespace is {option!r}")
+        target = ns or option or ""
+        if target not in wanted:
+            wanted.append(target)
+    out = []
+    for ns in wanted or [option or ""]:
+        copy = json.loads(json.dumps(claim))
+        copy["metadata"].pop("namespace", None)
+        if ns:
+            copy["metadata"] = {"name": copy["metadata"]["name"], "namespace": ns,
+                                **{k: v for k, v in copy["metadata"].items() if k != "name"}}
+        out.append(copy)
+    return out
+
+
 def apply_fragment(text: str, fragment: PodFragment, *, containers: Sequence[str] = (), source: str = "<manifest>",
                    extra_documents: str = "") -> ApplyResult:
     """``text`` with the fragment merged into every workload document; other bytes unchanged."""
     result = ApplyResult(text)
     edits: list[_Edit] = []
-    for i, (_, _, node) in enumerate(_doc_spans(text)):
+    for i, (_, _, node) in enumerate(_doc_spans(text, source)):
         if not isinstance(node, yaml.MappingNode):
             continue
         probe = _Doc(text, node, "")
@@ -279,13 +364,12 @@ def apply_fragment(text: str, fragment: PodFragment, *, containers: Sequence[str
         name = probe.value(name_node) if name_node is not None else f"#{i}"
         doc = _Doc(text, node, f"{source}[{i}] {kind}/{name}")
         if kind in _POD_SPEC_PATHS:
-            spec = doc.path(_POD_SPEC_PATHS[kind])
-            if not isinstance(spec, yaml.MappingNode):
-                raise InvalidInput(f"{doc.label}: no pod spec at {'.'.join(_POD_SPEC_PATHS[kind])}")
-            result.notes += _merge_pod_spec(doc, spec, fragment, containers)
+            for spec in _pod_specs(doc, node, _POD_SPEC_PATHS[kind]):
+                result.notes += _merge_pod_spec(doc, spec, fragment, containers)
+            owner = doc.path(_QUEUE_LABEL_OWNER[kind]) if kind in _QUEUE_LABEL_OWNER else node
             for key, value in fragment.labels:
-                # Kueue reads the queue label from the workload object itself.
-                _set_label(doc, node, key, value)
+                # Kueue reads the queue label from the workload object (a CronJob's job template).
+                _set_label(doc, owner or node, key, value)
         elif kind in ("operation", "component"):
             run = doc.get(node, "runPatch") if kind == "operation" else doc.get(node, "run")
             if run is None and kind == "operation":
@@ -318,6 +402,8 @@ def apply_fragment(text: str, fragment: PodFragment, *, containers: Sequence[str
             continue
         if doc.edits:
             result.changed.append(f"{kind}/{name}")
+            ns = probe.path(["metadata", "namespace"])
+            result.namespaces.append(str(probe.value(ns) or "") if ns is not None else "")
             edits += doc.edits
     out = _splice(text, edits)
     if extra_documents:

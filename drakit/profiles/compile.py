@@ -178,14 +178,21 @@ def cap_present(driver: str, key: str) -> str:
     return f"{cel_string(name)} in device.capacity[{cel_string(domain)}]"
 
 
+def _selected_types(schema: DriverSchema) -> tuple[str, ...]:
+    """The device types a compiled selector admits: its type clause comes first."""
+    return (schema.device_type[1],) if schema.device_type else ()
+
+
 def _attr_clause(schema: DriverSchema, key: str, test: str) -> str:
-    spec = schema.attribute(key)
-    return test if spec is not None and spec.required else f"{attr_present(schema.driver, key)} && {test}"
+    if schema.always_published("attributes", key, _selected_types(schema)):
+        return test
+    return f"{attr_present(schema.driver, key)} && {test}"
 
 
 def _cap_clause(schema: DriverSchema, key: str, test: str) -> str:
-    spec = schema.capacity(key)
-    return test if spec is not None and spec.required else f"{cap_present(schema.driver, key)} && {test}"
+    if schema.always_published("capacity", key, _selected_types(schema)):
+        return test
+    return f"{cap_present(schema.driver, key)} && {test}"
 
 
 # --- compile -----------------------------------------------------------------------------------
@@ -327,11 +334,55 @@ def drivers_for(rp: ResolvedProfile, cli_driver: str | None = None) -> list[Driv
 def compile_profile(rp: ResolvedProfile, schema: DriverSchema, *, namespace: str | None = None) -> CompiledProfile:
     """Compile one resolved profile for one driver schema; InvalidInput names the field it cannot express."""
     try:
-        return _compile(rp, schema, namespace)
+        compiled = _compile(rp, schema, namespace)
     except _Unsupported as e:
         loc = rp.loc(e.path)
         err = FieldError(dotted(e.path), ErrorType.FORBIDDEN, OMIT, e.detail)
         raise InvalidInput([ObjectErrors(ObjectRef("Profile", rp.name, source=str(loc)), (err,))]) from None
+    _check_emitted(rp, compiled)
+    return compiled
+
+
+# Where an emitted field comes from: (prefix of the emitted path, the profile field or option).
+_SOURCES: tuple[tuple[str, Path | str], ...] = (
+    ("metadata.namespace", "--namespace"),
+    ("template.metadata.labels", ("spec", "queue")),
+    ("template.spec.priorityClassName", ("spec", "pod", "priorityClassName")),
+    ("template.spec.tolerations", ("spec", "pod", "tolerations")),
+    ("metadata.name", ("metadata", "name")),
+)
+
+
+def _check_emitted(rp: ResolvedProfile, compiled: CompiledProfile) -> None:
+    """Refuse output the API server would reject (model/validate.py), naming the profile field.
+
+    A profile is checked when it is loaded, but some values only meet their API rules in the
+    emitted objects: the namespace option, the queue as a label value, the priority class
+    name, names built from the profile's name.
+    """
+    from drakit.features import Features
+    from drakit.model.kinds import model_for
+    from drakit.model.validate import validate_object
+
+    problems: list[ObjectErrors] = []
+    seen: set[tuple[str, str]] = set()  # one report per source and problem (the namespace is on every object)
+    for doc in compiled.manifests():
+        obj = model_for(doc).model_validate(doc)
+        errors, _ = validate_object(obj, Features.all_on())
+        for err in errors:
+            source = next((src for prefix, src in _SOURCES if err.path.startswith(prefix)), ("spec",))
+            if (str(source), err.body()) in seen:
+                continue
+            seen.add((str(source), err.body()))
+            emitted = f"{doc['kind']}/{doc['metadata']['name']}"
+            if isinstance(source, str):
+                detail = f"{source}: compiles to {emitted} {err.path}: {err.body()}"
+                problems.append(ObjectErrors(ObjectRef("Profile", rp.name), (FieldError("", ErrorType.INVALID, OMIT, detail),)))
+                continue
+            fe = FieldError(dotted(source), err.type, err.value, f"{err.detail} (in {emitted} {err.path})".lstrip())
+            problems.append(ObjectErrors(ObjectRef("Profile", rp.name, source=str(rp.loc(source))), (fe,)))
+    if problems:
+        raise InvalidInput(problems)
 
 
 def _compile(rp: ResolvedProfile, schema: DriverSchema, namespace: str | None) -> CompiledProfile:

@@ -35,6 +35,14 @@ _IN_GUARD = re.compile(
 _HAS_GUARD = re.compile(
     r"has\(\s*device\.(?P<space>attributes|capacity)\[\s*(?P<q>['\"])(?P<domain>[^'\"]+)(?P=q)\s*\]\.(?P<id>[A-Za-z_]\w*)\s*\)"
 )
+# ``device.attributes['D'].type == 'gpu'`` (either order, either access form) or ``... in ['gpu', 'mig']``.
+_ATTR = (r"device\.attributes\[\s*(?P<q>['\"])(?P<domain>[^'\"]+)(?P=q)\s*\]"
+         r"(?:\.(?P<id>[A-Za-z_]\w*)|\[\s*(?P<q2>['\"])(?P<id2>[A-Za-z_]\w*)(?P=q2)\s*\])")
+_TYPE_TESTS = (
+    re.compile(_ATTR + r"\s*==\s*(?P<q3>['\"])(?P<value>[^'\"]+)(?P=q3)"),
+    re.compile(r"(?P<q3>['\"])(?P<value>[^'\"]+)(?P=q3)\s*==\s*" + _ATTR),
+    re.compile(_ATTR + r"\s+in\s+\[(?P<values>[^\]]*)\]"),
+)
 _DRIVER_EQ = re.compile(r"device\.driver\s*==\s*(?P<q>['\"])(?P<driver>[^'\"]+)(?P=q)")
 _QUANTITY = re.compile(r"quantity\(\s*(?P<q>['\"])(?P<value>[^'\"]+)(?P=q)\s*\)")
 
@@ -65,6 +73,49 @@ class _Selector:
     expression: str
     driver: str | None
     obj: str
+    # Device types (of the driver's schema) this selector and the ones evaluated before it
+    # restrict the device to; empty: any device of the driver.
+    types: frozenset[str] = frozenset()
+
+
+def _type_restriction(expression: str, driver: str | None) -> frozenset[str] | None:
+    """The device types an expression requires, or None when it tests no device type."""
+    schema = get_schema(driver) if driver in DRIVERS else None
+    if schema is None or schema.device_type is None:
+        return None
+    key = schema.device_type[0]
+    found: frozenset[str] | None = None
+    for pattern in _TYPE_TESTS:
+        for m in pattern.finditer(expression):
+            if m.group("domain") != driver or (m.group("id") or m.group("id2")) != key:
+                continue
+            if "values" in pattern.groupindex:
+                values = frozenset(v.strip().strip("'\"") for v in m.group("values").split(",") if v.strip())
+            else:
+                values = frozenset({m.group("value")})
+            found = values if found is None else found & values
+    return found
+
+
+def _restricted(types: frozenset[str] | None, expression: str, driver: str | None) -> frozenset[str] | None:
+    more = _type_restriction(expression, driver)
+    if more is None:
+        return types
+    return more if types is None else types & more
+
+
+def _class_types(name: Any, classes: Mapping[Any, Document], driver: str | None) -> frozenset[str] | None:
+    """Device types a class admits: from its selectors when the class is in the input, else
+    from the classes the driver installs (``mig.nvidia.com`` selects ``type == 'mig'``)."""
+    cls = classes.get(name)
+    if cls is None:
+        schemas = DRIVERS.get(driver or "", ())
+        value = schemas[-1].class_types.get(str(name)) if schemas else None
+        return frozenset({value}) if value else None
+    types: frozenset[str] | None = None
+    for sel in (cls.value.get("spec") or {}).get("selectors") or []:
+        types = _restricted(types, str(((sel or {}).get("cel") or {}).get("expression", "")), driver)
+    return types
 
 
 def _name(doc: Document) -> str:
@@ -77,6 +128,14 @@ def _class_driver(cls: Mapping[str, Any]) -> str | None:
         m = _DRIVER_EQ.search(str(((sel or {}).get("cel") or {}).get("expression", "")))
         if m:
             return m.group("driver")
+    return None
+
+
+def _installed_class_driver(name: Any) -> str | None:
+    """The driver of a class a driver installs (``gpu.nvidia.com``, ``mig.nvidia.com``, ...)."""
+    for driver, schemas in DRIVERS.items():
+        if name == driver or name in schemas[-1].class_types:
+            return driver
     return None
 
 
@@ -144,11 +203,18 @@ def _check_reads(sel: _Selector, learned: Mapping[str, DriverSchema]) -> list[Fi
                                    f"{lookup!r}; every device would fail with 'no such key'",
                                    f"use one of: {known}"))
             continue
-        if not spec.required and (space, domain, key) not in guards:
+        if not schema.always_published(space, lookup, sel.types) and (space, domain, key) not in guards:
             guard = f"'{key}' in device.{space}['{domain}'] && ..."
+            if spec.on:
+                devices = "/".join(sorted(set(sel.types or schema.device_types) - spec.on)) or "some"
+                where = (f"{ref} is not published on {devices} devices of {schema.ref} (only on "
+                         f"{'/'.join(sorted(spec.on))}); a selector not restricted to those")
+                guard = f"select {schema.device_type[0] if schema.device_type else 'the device type'} first, or {guard}"
+            else:
+                where = f"{ref} is optional in {schema.ref}; a device without it"
             out.append(Finding("DK003", "error", loc, sel.obj, dotted(sel.path),
-                               f"{ref} is optional in {schema.ref}; a device without it makes the selector fail "
-                               "at runtime, which blocks scheduling instead of skipping the device", f"guard it: {guard}"))
+                               f"{where} makes the selector fail at runtime, which blocks scheduling instead of "
+                               "skipping the device", f"guard it: {guard}"))
     return out
 
 
@@ -216,10 +282,13 @@ def lint_documents(docs: Sequence[Document], *, profile_classes: Iterable[str] =
     selectors: list[_Selector] = []
     for doc in classes.values():
         class_driver = _class_driver(doc.value)
+        types: frozenset[str] | None = None
         for i, sel in enumerate((doc.value.get("spec") or {}).get("selectors") or []):
             expr = ((sel or {}).get("cel") or {}).get("expression")
             if isinstance(expr, str):
-                selectors.append(_Selector(doc, ("spec", "selectors", i, "cel", "expression"), expr, class_driver, _name(doc)))
+                types = _restricted(types, expr, class_driver)
+                selectors.append(_Selector(doc, ("spec", "selectors", i, "cel", "expression"), expr, class_driver,
+                                           _name(doc), types or frozenset()))
 
     requests: list[tuple[Document, Path, Mapping[str, Any], str | None]] = []
     for doc in docs:
@@ -233,11 +302,14 @@ def lint_documents(docs: Sequence[Document], *, profile_classes: Iterable[str] =
                 cls_name = req.get("deviceClassName")
                 used.add(str(cls_name))
                 cls = classes.get(cls_name)
-                req_driver = _class_driver(cls.value) if cls else (str(cls_name) if cls_name in DRIVERS else None)
+                req_driver = _class_driver(cls.value) if cls else _installed_class_driver(cls_name)
+                types = _class_types(cls_name, classes, req_driver)
                 for j, sel in enumerate(req.get("selectors") or []):
                     expr = ((sel or {}).get("cel") or {}).get("expression")
                     if isinstance(expr, str):
-                        selectors.append(_Selector(doc, (*path, "selectors", j, "cel", "expression"), expr, req_driver, _name(doc)))
+                        types = _restricted(types, expr, req_driver)
+                        selectors.append(_Selector(doc, (*path, "selectors", j, "cel", "expression"), expr, req_driver,
+                                                   _name(doc), types or frozenset()))
         findings += _double_allocation(doc)
 
     for sel in selectors:
@@ -245,7 +317,7 @@ def lint_documents(docs: Sequence[Document], *, profile_classes: Iterable[str] =
         findings += _near_misses(sel, learned, inventory_memory)
 
     for name, doc in classes.items():
-        if name not in used and not any(name == s[-1].default_class for s in DRIVERS.values()):
+        if name not in used and not any(name == s[-1].default_class or name in s[-1].class_types for s in DRIVERS.values()):
             findings.append(Finding("DK005", "warning", doc.loc(("metadata", "name")), _name(doc), "metadata.name",
                                     "no claim, template or profile uses this class",
                                     "delete it, or reference it from a profile"))

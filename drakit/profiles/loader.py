@@ -445,5 +445,9 @@ def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileS
     pset = parse_profiles(texts, lib, select=select)
     if not texts:
         return pset
+    if not pset.given and not select:
+        # Not "every bundled profile": the user named files, and none holds a profile.
+        names = ", ".join(name for _, name in texts)
+        raise InvalidInput(f"{names}: no Profile documents (apiVersion: {API_VERSION}, kind: {KIND})")
     given = tuple(dict.fromkeys([*pset.given, *select]))
     return ProfileSet(pset.profiles, given)

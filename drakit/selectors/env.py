@@ -67,7 +67,9 @@ def build_env(key: EnvKey) -> Env:
     kubernetes.declare_semver(env)
     kubernetes.declare_lists(env)
     kubernetes.declare_regex(env)
-    urls.declare(env)  # base environment: URLs always, IP/CIDR since 1.30, format since 1.31
+    # Base environment: URLs always, IP/CIDR since 1.30, format since 1.31; new expressions
+    # use the previous minor version, so every supported version (1.34+) has all three.
+    urls.declare(env)
     net.declare(env)
     formats.declare(env)
     ext.declare_strings(env)

@@ -119,16 +119,15 @@ def _pred(t: CelType) -> Callable[[Any], bool] | None:
         return lambda v: type(v) is Duration
     if k == T.TYPE_K:
         return lambda v: type(v) is TypeValue
+    if t == T.QUANTITY:
+        return lambda v: isinstance(v, Quantity)
+    if t == T.SEMVER:
+        return lambda v: isinstance(v, Semver)
     if k == T.STRUCT_K and t.name not in T.LIB_TYPES:
         name = t.name
         return lambda v: isinstance(v, StructValue) and v.type_name == name
-    if k == T.OPAQUE_K:
-        if t.name == "optional_type":
-            return lambda v: type(v) is Optional
-        if t.name == "kubernetes.Quantity":
-            return lambda v: isinstance(v, Quantity)
-        if t.name == "kubernetes.Semver":
-            return lambda v: isinstance(v, Semver)
+    if k == T.OPAQUE_K and t.name == "optional_type":
+        return lambda v: type(v) is Optional
     lib = T.LIB_TYPES.get(t.name)
     if lib is not None:
         return lambda v: type(v) is lib

@@ -112,9 +112,10 @@ ANY = CelType(ANY_K, "google.protobuf.Any")
 ERROR = CelType(ERROR_K, "*error*")
 DURATION = CelType(DURATION_K, "google.protobuf.Duration")
 TIMESTAMP = CelType(TIMESTAMP_K, "google.protobuf.Timestamp")
-QUANTITY = CelType(OPAQUE_K, "kubernetes.Quantity")
-SEMVER = CelType(OPAQUE_K, "kubernetes.Semver")
-URL = CelType(STRUCT_K, "kubernetes.URL")  # cel.ObjectType upstream, like NamedFormat
+# cel.ObjectType upstream (no field schema: selecting a field is "unexpected failed resolution").
+QUANTITY = CelType(STRUCT_K, "kubernetes.Quantity")
+SEMVER = CelType(STRUCT_K, "kubernetes.Semver")
+URL = CelType(STRUCT_K, "kubernetes.URL")
 NAMED_FORMAT = CelType(STRUCT_K, "kubernetes.NamedFormat")
 IP = CelType(OPAQUE_K, "net.IP")
 CIDR = CelType(OPAQUE_K, "net.CIDR")

@@ -6,7 +6,11 @@ node-selection field per slice), so any disagreement between drakit and the upst
 allocator is about allocation semantics, not about input validation.  Some inputs are
 deliberately awkward but still storable: incomplete and obsolete pools, duplicate device
 names (invalid pools), counter sets that do not exist, selectors that hit missing
-attributes (CEL runtime errors), classes that do not exist.
+attributes (CEL runtime errors), classes that do not exist, claims asking for more than the
+32 devices a claim may hold.  A few are what only a bundle on disk can hold, because the
+allocator's answer to them is still defined: node selectors that do not parse (pool
+gathering fails), duplicate object names, and odd claim statuses (``status: {}``,
+``allocation: {}`` or ``null``).
 
 Every building block takes a :class:`Chooser` instead of hypothesis's ``draw``, so the same
 code serves two drivers:
@@ -171,12 +175,38 @@ def _slice(
     }
 
 
+# Node selector requirements that nodeaffinity.NewNodeSelector refuses (pool gathering fails).
+_UNPARSABLE: tuple[dict[str, Any], ...] = (
+    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-0", "node-1"]}]},
+    {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]},
+    {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": []}]},
+    {"matchExpressions": [{"key": "region", "operator": "In", "values": []}]},
+    {"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["many"]}]},
+    {"matchExpressions": [{"key": "planet", "operator": "Exists", "values": ["earth"]}]},
+    {"matchExpressions": [{"key": "-region", "operator": "DoesNotExist"}]},
+    {"matchExpressions": [{"key": "region", "operator": "Equals", "values": ["region-0"]}]},
+)
+
+
 def _region_selector(c: Chooser) -> dict[str, Any]:
     if c.chance(1 / 4):
         expression: dict[str, Any] = {"key": "planet", "operator": "Exists"}
+    elif c.chance(1 / 8):
+        expression = {"key": "gpus", "operator": c.choice(("Gt", "Lt")), "values": [c.choice(("4", "+7", "08"))]}
     else:
         expression = {"key": "region", "operator": "In", "values": [c.choice(("region-0", "region-1"))]}
-    return {"nodeSelectorTerms": [{"matchExpressions": [expression]}]}
+    term: dict[str, Any] = {"matchExpressions": [expression]}
+    if c.chance(1 / 10):
+        op = c.choice(("In", "NotIn"))
+        term["matchFields"] = [{"key": "metadata.name", "operator": op, "values": [c.choice(("node-0", "node-1"))]}]
+    terms = [term]
+    if c.chance(1 / 40):
+        terms.append(dict(c.choice(_UNPARSABLE)))
+    elif c.chance(1 / 30):
+        terms.append({"matchExpressions": [{"key": "planet", "operator": "DoesNotExist"}]})  # two terms
+    if c.chance(1 / 40):
+        terms.insert(0, {})  # an empty term selects nothing
+    return {"nodeSelectorTerms": c.shuffled(terms) if len(terms) > 1 else terms}
 
 
 def _rarely(c: Chooser, enabled: bool, often: int = 3, rare: int = 25) -> bool:
@@ -320,6 +350,7 @@ def _pool(
     nodes: list[str],
     counter: itertools.count[int],
     gates: dict[str, bool],
+    big: bool = False,
 ) -> tuple[list[dict[str, Any]], list[_DeviceRef]]:
     placement = _placement(c, nodes, gates)
     per_device = "perDeviceNodeSelection" in placement
@@ -336,7 +367,8 @@ def _pool(
     names: list[str] = []
     for s in range(device_slices):
         devices = []
-        for _ in range(0 if c.chance(1 / 12) else c.integer(1, 4)):
+        size = c.integer(30, 36) if big and s == 0 else 0 if c.chance(1 / 12) else c.integer(1, 4)
+        for _ in range(size):
             name = f"dev-{index}"
             if names and c.chance(1 / 200):
                 name = c.choice(names)  # duplicate name: invalid pool
@@ -360,6 +392,12 @@ def _pool(
     groups = [list(counter_sets)] if counter_slices == 1 else [[name] for name in counter_sets]
     for group in groups:
         obj = _slice(f"{pool}-c-{next(counter)}", driver, pool, generation, slice_count, placement)
+        if slices and c.chance(1 / 15):
+            # Two slices with one name: when upstream collects the rest of a pool it skips
+            # slices named like one it already has.
+            obj["metadata"]["name"] = c.choice(slices)["metadata"]["name"]
+            if "nodeName" in obj["spec"]:
+                obj["spec"]["nodeName"] = c.choice(nodes)
         shared = []
         for name in group:
             counters: dict[str, Any] = {"memory": {"value": c.choice(("40Gi", "80Gi", "45G"))}}
@@ -467,7 +505,7 @@ _TOLERATIONS: tuple[dict[str, Any], ...] = (
 
 
 def _exact(
-    c: Chooser, classes: list[tuple[str, str]], gates: dict[str, bool], sub: bool = False
+    c: Chooser, classes: list[tuple[str, str]], gates: dict[str, bool], sub: bool = False, big_counts: bool = False
 ) -> dict[str, Any]:
     class_name, driver = c.choice(classes)
     if c.chance(1 / 200):
@@ -477,7 +515,10 @@ def _exact(
         out["allocationMode"] = "All"
     else:
         out["allocationMode"] = "ExactCount"
-        out["count"] = 1 if c.chance(0.6) else c.integer(2, 3)
+        if big_counts and c.chance(1 / 2):
+            out["count"] = c.choice((16, 20, 33, 40))  # the 32-devices-per-claim limit
+        else:
+            out["count"] = 1 if c.chance(0.6) else c.integer(2, 3)
     if c.chance(1 / 3):
         out["selectors"] = [{"cel": {"expression": selector(c, driver)}} for _ in range(c.integer(1, 2))]
     if not sub and _rarely(c, gates["DRAAdminAccess"], often=6, rare=40):
@@ -494,17 +535,22 @@ def _exact(
     return out
 
 
-def _claim(c: Chooser, index: int, classes: list[tuple[str, str]], gates: dict[str, bool]) -> dict[str, Any]:
+def _claim(
+    c: Chooser, index: int, classes: list[tuple[str, str]], gates: dict[str, bool], big_counts: bool = False
+) -> dict[str, Any]:
     requests: list[dict[str, Any]] = []
     names: list[str] = []
-    for r in range(c.integer(1, 3) if c.chance(1 / 3) else 1):
+    for r in range(c.integer(1, 3) if big_counts or c.chance(1 / 3) else 1):
         name = f"r{r}"
         if _rarely(c, gates["DRAPrioritizedList"], often=2, rare=40):
-            subs = [{"name": f"s{s}", **_exact(c, classes, gates, sub=True)} for s in range(c.integer(1, 3))]
+            subs = [
+                {"name": f"s{s}", **_exact(c, classes, gates, sub=True, big_counts=big_counts)}
+                for s in range(c.integer(1, 3))
+            ]
             requests.append({"name": name, "firstAvailable": subs})
             names.extend([name, f"{name}/{subs[0]['name']}"])
         else:
-            requests.append({"name": name, "exactly": _exact(c, classes, gates)})
+            requests.append({"name": name, "exactly": _exact(c, classes, gates, big_counts=big_counts)})
             names.append(name)
     devices: dict[str, Any] = {"requests": requests}
     constraints = []
@@ -540,7 +586,38 @@ def _claim(c: Chooser, index: int, classes: list[tuple[str, str]], gates: dict[s
     }
 
 
+# Claim statuses beyond "no status" and "allocated with results": whether a claim counts as
+# allocated is key presence (``allocation: {}`` is an allocation of nothing; ``null`` is none).
+_ODD_ALLOCATIONS: tuple[dict[str, Any] | None, ...] = (
+    {},
+    {"devices": {}},
+    {"devices": {"results": []}},
+    {"nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}},
+    None,
+)
+
+
+def _odd_status(c: Chooser) -> dict[str, Any]:
+    if c.chance(1 / 3):
+        return c.choice(({}, {"reservedFor": [{"resource": "pods", "name": "p", "uid": "uid-p"}]}))
+    return {"allocation": c.choice(_ODD_ALLOCATIONS)}
+
+
 def _in_use(c: Chooser, index: int, refs: list[_DeviceRef]) -> dict[str, Any]:
+    if c.chance(1 / 12):
+        status = _odd_status(c)
+    else:
+        status = {"allocation": {"devices": {"results": _in_use_results(c, index, refs)}}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": f"in-use-{index}", "namespace": NAMESPACE, "uid": f"uid-in-use-{index}"},
+        "spec": {"devices": {"requests": [{"name": "r0", "exactly": {"deviceClassName": "in-use"}}]}},
+        "status": status,
+    }
+
+
+def _in_use_results(c: Chooser, index: int, refs: list[_DeviceRef]) -> list[dict[str, Any]]:
     results = []
     for n, ref in enumerate(c.subset(refs, 1, 2)):
         result: dict[str, Any] = {"request": "r0", "driver": ref.driver, "pool": ref.pool, "device": ref.name}
@@ -556,13 +633,7 @@ def _in_use(c: Chooser, index: int, refs: list[_DeviceRef]) -> dict[str, Any]:
             if consumed:
                 result["consumedCapacity"] = consumed
         results.append(result)
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": f"in-use-{index}", "namespace": NAMESPACE, "uid": f"uid-in-use-{index}"},
-        "spec": {"devices": {"requests": [{"name": "r0", "exactly": {"deviceClassName": "in-use"}}]}},
-        "status": {"allocation": {"devices": {"results": results}}},
-    }
+    return results
 
 
 def gate_string(gates: dict[str, bool]) -> str:
@@ -572,12 +643,16 @@ def gate_string(gates: dict[str, bool]) -> str:
 def build_scenario(c: Chooser) -> Scenario:
     """A whole scenario: nodes, slices, classes, in-use claims, claims to allocate, gates."""
     gates = {gate: c.boolean() for gate in GATES}
+    # Claims near the 32-device limit: either a pool of 30-36 devices (for "All") or counts
+    # of 16-40 with pools of ordinary size, never both: a count of 16 over 36 devices that
+    # a constraint rejects is a search neither side finishes in its deadline.
+    scale = c.choice(("big-pool", "big-counts")) if c.chance(1 / 25) else ""
     node_names = [f"node-{i}" for i in range(c.integer(1, 3))]
     nodes = [
         {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": n, "labels": {"region": f"region-{i % 2}", "planet": "earth"}},
+            "metadata": {"name": n, "labels": {"region": f"region-{i % 2}", "planet": "earth", "gpus": str(4 + 2 * i)}},
         }
         for i, n in enumerate(node_names)
     ]
@@ -587,8 +662,9 @@ def build_scenario(c: Chooser) -> Scenario:
     refs: list[_DeviceRef] = []
     for driver in drivers:
         for p in range(c.integer(1, 2)):
+            big = scale == "big-pool" and not slices
             pool_slices, pool_refs = _pool(
-                c, driver, f"{driver.split('.')[0]}-pool-{p}", node_names, counter, gates
+                c, driver, f"{driver.split('.')[0]}-pool-{p}", node_names, counter, gates, big
             )
             slices.extend(pool_slices)
             refs.extend(pool_refs)
@@ -600,7 +676,18 @@ def build_scenario(c: Chooser) -> Scenario:
         classes.append(_class(name, driver, extra=selector(c, driver)))
         class_refs.append((name, driver))
     in_use = [_in_use(c, i, refs) for i in range(c.integer(0, 2))] if refs else []
-    claims = [_claim(c, i, class_refs, gates) for i in range(c.integer(1, 3) if c.chance(1 / 2) else 1)]
+    claims = [
+        _claim(c, i, class_refs, gates, scale == "big-counts") for i in range(c.integer(1, 3) if c.chance(1 / 2) else 1)
+    ]
+    for claim in claims:
+        if c.chance(1 / 30):
+            claim["status"] = _odd_status(c)  # still to be allocated unless it has an allocation
+    if len(claims) > 1 and c.chance(1 / 30):
+        claims[-1]["metadata"]["name"] = claims[0]["metadata"]["name"]  # duplicate claim names
+    if c.chance(1 / 40):
+        # Two classes with one name: the lister returns the first.
+        twin = _class(classes[0]["metadata"]["name"], c.choice(drivers), extra=selector(c, c.choice(drivers)))
+        classes.insert(c.integer(0, len(classes)), twin)
     objects = [*nodes, *slices, *classes, *in_use, *claims]
     return Scenario(objects=tuple(objects), node=node_names[0], gates=gate_string(gates))
 

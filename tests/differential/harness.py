@@ -65,11 +65,23 @@ def _timed_out(answer: Answer) -> bool:
     return answer["status"] == "error" and answer["message"] in (UPSTREAM_DEADLINE, TIMEOUT_MESSAGE)
 
 
+# Upstream prints a device whose node selector does not parse as Go's struct dump (with
+# pointer addresses for its attributes); drakit names the device.  Documented in
+# drakit/allocator/README.md ("Deliberate differences").
+_DEVICE_DUMP = re.compile(r"for device (&Device\{.*\}|\S+) in slice ")
+
+
+def _comparable(message: str) -> str:
+    return _DEVICE_DUMP.sub("for device <device> in slice ", message)
+
+
 def disagreements(want: Answer, got: Answer) -> list[str]:
     """Differences between the oracle's outcome (``want``) and drakit's (``got``)."""
     if _timed_out(want) and _timed_out(got):
         return []
-    if want["status"] == "error" and got["status"] == "error" and want["message"] != got["message"]:
+    if want["status"] == "error" and got["status"] == "error":
+        if _comparable(want["message"]) == _comparable(got["message"]):
+            return []
         return [f"error message: oracle {want['message']!r}, drakit {got['message']!r}"]
     expect = {
         "status": want["status"],
@@ -95,6 +107,7 @@ _BLANKS = (
 
 def _template(message: str) -> str:
     """A message with names, numbers and quoted text blanked: one template per kind of error."""
+    message = _comparable(message)
     for pattern, blank in _BLANKS:
         message = pattern.sub(blank, message)
     return message[:160]

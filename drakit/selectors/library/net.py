@@ -10,6 +10,8 @@ arithmetic, as in netip.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from drakit.gostr import quote as go_quote
 from drakit.selectors import types as T
 from drakit.selectors.checker import Env
@@ -253,11 +255,11 @@ def parse_cidr(raw: str) -> CIDR:
     if bits == 128 and zone:
         raise _prefix_error(raw, "IPv6 zones cannot be present in a prefix")
     text = raw[cut + 1 :]
-    if (len(text) > 1 and not "1" <= text[0] <= "9") or not text or not all("0" <= c <= "9" for c in text):
+    # No sign, no leading zero, and what strconv.Atoi accepts (digits within int64).
+    digits = bool(text) and all("0" <= c <= "9" for c in text)
+    if not digits or (len(text) > 1 and text[0] == "0") or int(text) > T.INT64_MAX:
         raise _prefix_error(raw, f"bad bits after slash: {go_quote(text)}")
     n = int(text)
-    if n > T.INT64_MAX:  # strconv.Atoi's range error
-        raise _prefix_error(raw, f"bad bits after slash: {go_quote(text)}")
     if n > bits:
         raise _prefix_error(raw, "prefix length out of range")
     if bits == 128 and value >> 32 == 0xFFFF:
@@ -268,9 +270,9 @@ def parse_cidr(raw: str) -> CIDR:
     return CIDR(IP(bits, value), n)
 
 
-def _is(parse: object, raw: str) -> bool:
+def _is(parse: Callable[[str], object], raw: str) -> bool:
     try:
-        parse(raw)  # type: ignore[operator]
+        parse(raw)
     except EvalError:
         return False
     return True

@@ -229,6 +229,7 @@ def _valid_encoded(s: str, mode: int) -> bool:
 
 
 def _escaped(value: str, raw: str, mode: int) -> str:
+    """Go's EscapedPath/EscapedFragment: the raw form when it is a valid encoding of the value."""
     if raw and _valid_encoded(raw, mode):
         try:
             if _unescape(raw, mode) == value:
@@ -291,15 +292,9 @@ class URL(LibValue):
 
     def escaped_path(self) -> str:
         u = self.parts
-        if u.raw_path and _valid_encoded(u.raw_path, PATH):
-            try:
-                if _unescape(u.raw_path, PATH) == u.path:
-                    return u.raw_path
-            except _URLError:
-                pass
-        if u.path == "*":
-            return "*"
-        return _escape(u.path, PATH)
+        if u.path == "*" and not u.raw_path:
+            return "*"  # not escaped (Go issue 11202)
+        return _escaped(u.path, u.raw_path, PATH)
 
     def query(self) -> dict[str, list[str]]:
         """``URL.Query()``: ``ParseQuery`` with its errors dropped, as Go does."""

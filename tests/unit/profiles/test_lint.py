@@ -50,7 +50,7 @@ spec:
         pytest.param("device.attributes['gpu.intel.com'].vram > 0", "DK002",
                      "gpu.intel.com@v0.10 does not publish attribute 'vram'", id="never-published"),
         pytest.param("device.attributes['gpu.nvidia.com'].architecture == 'Hopper'", "DK003",
-                     "architecture is optional", id="unguarded-optional"),
+                     "architecture is not published on vfio devices of gpu.nvidia.com@main", id="unguarded-type-specific"),
         pytest.param("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0", "DK004",
                      "threshold 80Gi excludes NVIDIA H100 80GB HBM3, NVIDIA H100 PCIe (81559Mi) by a hair", id="near-miss-binary"),
         pytest.param("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('16.2G')) >= 0", "DK004",
