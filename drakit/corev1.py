@@ -60,10 +60,11 @@ class _Requirement:
     operator: str
     values: tuple[str, ...]
 
-    def matches_label(self, labels: Mapping[str, str]) -> bool:
+    def matches_label(self, labels: Mapping[str, Any]) -> bool:
         """labels.Requirement.Matches."""
         present = self.key in labels
         value = labels.get(self.key, "")
+        value = value if isinstance(value, str) else str(value)
         op = self.operator
         if op == "In":
             return present and value in self.values
@@ -91,7 +92,7 @@ class _Term:
     fields: tuple[_Requirement, ...]
     errors: tuple[FieldError, ...]
 
-    def matches(self, labels: Mapping[str, str], fields: Mapping[str, str]) -> bool:
+    def matches(self, labels: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
         if self.errors:
             return False
         if not all(r.matches_label(labels) for r in self.expressions):
@@ -113,7 +114,7 @@ class NodeSelector:
     def matches(self, node: Obj) -> bool:
         """Whether some term matches ``node`` (terms that did not parse never do)."""
         meta = node.get("metadata") or {}
-        labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        labels = meta.get("labels") or {}
         name = meta.get("name") or ""
         fields = {"metadata.name": str(name)} if name else {}
         return any(t.matches(labels, fields) for t in self.terms)
