@@ -29,8 +29,9 @@ from types import MappingProxyType
 from typing import Any
 
 from drakit.allocator import allocate, has_allocation
-from drakit.allocator.inventory import Inventory, node_selector_matches
+from drakit.allocator.inventory import Inventory
 from drakit.allocator.trace import Trace
+from drakit.corev1 import find_untolerated_taint, node_selector_matches, pod_matches_node_affinity, tolerates
 from drakit.errors import InvalidArgument, NotFound
 from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
@@ -42,9 +43,8 @@ from drakit.explain.funnel import (
     build_funnel,
     claim_requests,
     device_nodes,
-    product_of,
+    device_product,
     reach_map,
-    tolerates,
 )
 from drakit.features import Features
 from drakit.gostr import quote
@@ -541,7 +541,6 @@ def node_exclusion(pod: Obj, node: Obj) -> str:
     """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''."""
     spec = pod.get("spec") or {}
     meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
     tolerations = spec.get("tolerations") or []
     if spec.get("nodeName") and spec["nodeName"] != meta.get("name"):
         return "node(s) didn't match the requested node name"
@@ -549,20 +548,11 @@ def node_exclusion(pod: Obj, node: Obj) -> str:
         tolerates(t, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}) for t in tolerations
     ):
         return "node(s) were unschedulable"
-    selector = spec.get("nodeSelector") or {}
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ))
-    if any(labels.get(k) != v for k, v in selector.items()) or (
-        required and not node_selector_matches(node, required)
-    ):
+    if not pod_matches_node_affinity(spec, node):
         return "node(s) didn't match Pod's node affinity/selector"
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(tolerates(t, taint) for t in tolerations):
-            # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
-            return "node(s) had untolerated taint(s)"
+    if find_untolerated_taint((node.get("spec") or {}).get("taints") or [], tolerations, ("NoSchedule", "NoExecute")):
+        # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
+        return "node(s) had untolerated taint(s)"
     return ""
 
 
@@ -622,11 +612,12 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
 def untolerated_node_taint(pod: Obj, node: Obj) -> str:
     """The first NoSchedule/NoExecute taint of ``node`` the pod does not tolerate, as ``key=value:effect``."""
     tolerations = (pod.get("spec") or {}).get("tolerations") or []
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in tolerations):
-            value = taint.get("value") or ""
-            return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect')}"
-    return ""
+    taints = (node.get("spec") or {}).get("taints") or []
+    taint = find_untolerated_taint(taints, tolerations, ("NoSchedule", "NoExecute"))
+    if taint is None:
+        return ""
+    value = taint.get("value") or ""
+    return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect')}"
 
 
 def _creation_failure(msg: str, template: str, ns: str) -> tuple[Owner, str]:
@@ -800,12 +791,8 @@ def _runtime_error(ctx: _Ctx, claim: str, req: RequestSpec, fr: FunnelResult) ->
         Stage.SELECTORS, Verdict.BROKEN, Owner.PLATFORM if where == "class" else Owner.APPLICATION,
         hint=guard or "make the selector handle every device of the class",
         claim=claim, request=req.name, device=dev.ident, selector=i, attribute=attr, error=msg,
-        product=product_of(dev), otherMatching=others,
+        product=device_product(dev), otherMatching=others,
     )
-
-
-def _min_needed(results: Sequence[FunnelResult]) -> int:
-    return max(results[0].funnel.needed, 1)
 
 
 def _per_node_max(devs: Sequence[Device], nodes: Sequence[Obj]) -> tuple[int, str]:

@@ -17,7 +17,6 @@ diagnosis of 5,000 nodes x 8 GPUs allocates about one object per device, and non
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -26,6 +25,8 @@ from typing import Any
 from drakit.allocator import cel
 from drakit.allocator.inventory import CapacityEntry, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
+from drakit.corev1 import untolerated_device_taint
+from drakit.drivers.identity import product_of
 from drakit.explain import amounts
 from drakit.explain.diagnosis import Funnel, FunnelStep, NearMiss
 from drakit.explain.probe import MissingKey, Probe, Qty, Unknown, project, projection, projector, split_terms
@@ -98,20 +99,6 @@ def _spec(label: str, name: str, raw: Obj, index: int, alternative: int) -> Requ
 
 
 # --- the cluster index ----------------------------------------------------------------------
-
-
-def tolerates(tol: Obj, taint: Obj) -> bool:
-    """core/v1 toleration semantics (shared by device and node taints)."""
-    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if not tol.get("key"):
-        return op == "Exists"
-    if tol.get("key") != taint.get("key"):
-        return False
-    if op == "Exists":
-        return True
-    return (tol.get("value") or "") == (taint.get("value") or "")
 
 
 @dataclass
@@ -580,19 +567,9 @@ def _short(text: str, width: int = LABEL_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def product_of(d: Device) -> str:
-    """What a person calls the device: productName/model attribute, else the device name."""
-    attrs = d.raw.get("attributes") or {}
-    for k in _product_keys(d.driver):
-        v = attrs.get(k)
-        if v is not None and (type(v) is dict or isinstance(v, Mapping)) and v.get("string"):
-            return str(v["string"])
-    return d.name
-
-
-@functools.lru_cache(maxsize=64)
-def _product_keys(driver: str) -> tuple[str, ...]:
-    return tuple(k for key in ("productName", "model", "product", "type") for k in (key, f"{driver}/{key}"))
+def device_product(d: Device) -> str:
+    """What a person calls the device (the one product label, :mod:`drakit.drivers.identity`)."""
+    return product_of(d.driver, d.raw)
 
 
 def build_funnel(
@@ -703,7 +680,7 @@ def build_funnel(
 
     # 5. taints (only with DRADeviceTaints, and only shown when some candidate is tainted).
     if index.any_taints and any(index.taints(d) for d in current):
-        kept = [d for d in current if not _untolerated(index.taints(d), req.tolerations)]
+        kept = [d for d in current if not untolerated_device_taint(index.taints(d), req.tolerations)]
         steps.append(FunnelStep("taints", "not tainted, or tolerated", len(kept), len(current) - len(kept)))
         current = kept
     matching = current
@@ -807,7 +784,7 @@ def ceiling_hint(req: RequestSpec, index: ClusterIndex, selectors: Selectors, de
                     best = (have, d)
             if best is not None:
                 have, d = best
-                return f"largest device {name} {have.text} ({product_of(d)}): ask for at most {amounts.floor_unit(have.value)}"
+                return f"largest device {name} {have.text} ({device_product(d)}): ask for at most {amounts.floor_unit(have.value)}"
     return ""
 
 
@@ -815,13 +792,6 @@ def _reachable(d: Device, reachable: Mapping[int, bool]) -> bool:
     if d.slice.per_device:
         return reachable.get(id(d), False)
     return reachable.get(id(d.slice), False)
-
-
-def _untolerated(taints: Sequence[Obj], tolerations: Sequence[Obj]) -> Obj | None:
-    for t in taints:
-        if not any(tolerates(tol, t) for tol in tolerations):
-            return t
-    return None
 
 
 def _exact(v: Any) -> Fraction:
@@ -949,7 +919,7 @@ def _near_misses(
         if not reachable.get(id(d) if d.slice.per_device else id(d.slice), False):  # _reachable
             extra.append(("node", "not on a node the pod may use"))
         if index.any_taints:
-            bad = _untolerated(index.taints(d), req.tolerations)
+            bad = untolerated_device_taint(index.taints(d), req.tolerations)
             if bad is not None:
                 extra.append(
                     ("taints", f"taint {bad.get('key', '')}={bad.get('value') or ''}:{bad.get('effect', '')} not tolerated")
@@ -979,7 +949,7 @@ def _near_misses(
                 "taints": "add a matching toleration to the request",
                 "capacity": "",
             }[key]
-        groups.setdefault((key, product_of(d), message, hint), []).append(d)
+        groups.setdefault((key, device_product(d), message, hint), []).append(d)
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return tuple(
         NearMiss(

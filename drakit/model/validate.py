@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -54,6 +53,8 @@ from drakit.model.slice import (
     ResourceSliceSpec,
 )
 from drakit.model.taintrule import DeviceTaintRule
+from drakit.quantity import Quantity, QuantityError
+from drakit.selectors import compile_selector
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1/types.go, 1.36/1.37).
 MAX_DEVICES = 128
@@ -102,11 +103,10 @@ SKIP_NODE_OPERATIONS_ALL = "*"
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """All errors plus warnings (dropped disabled fields, CEL not checked)."""
+    """All errors plus warnings (fields dropped because their feature gate is off)."""
 
     errors: tuple[ObjectErrors, ...]
     warnings: tuple[str, ...] = ()
-    cel_checked: bool = True
 
     @property
     def valid(self) -> bool:
@@ -156,65 +156,39 @@ def _key(path: str, key: str) -> str:
 
 
 class _CEL:
-    """Compiles selector expressions through drakit.selectors when it is importable."""
+    """Compiles selector expressions as the API server does (the "new expressions" environment)."""
 
     def __init__(self, features: Features) -> None:
         self.features = features
-        self.checked = True
-        self._compile: Callable[..., Any] | None = None
-        try:
-            from drakit.selectors import compile_selector  # type: ignore[attr-defined,unused-ignore]
-
-            self._compile = compile_selector
-        except ImportError:
-            self.checked = False
 
     def check(self, errs: _Errs, expr: str, path: str) -> None:
         if len(expr.encode()) > CEL_MAX_LENGTH:
             errs.too_long(path, CEL_MAX_LENGTH)
             return
-        if self._compile is None:
-            return
-        result = self._compile(expr, environment="new", features=self.features)
-        error = getattr(result, "error", None)
-        if error is not None:
-            message = str(getattr(error, "message", error))
+        result = compile_selector(expr, environment="new", features=self.features)
+        # validateCELSelector: a compiled expression over the cost budget is Forbidden; drakit's
+        # compiler also reports that case as an error, so the cost is looked at first.
+        if result.cost_estimate is not None and result.cost_estimate > CEL_MAX_COST:
+            errs.forbidden(path, "too complex, exceeds cost limit")
+        elif result.error is not None:
+            message = result.error.message
             detail = message if message.startswith("compilation failed") else f"compilation failed: {message}"
             errs.invalid(path, expr, detail)
-            return
-        cost = getattr(result, "cost_estimate", 0) or 0
-        if isinstance(cost, tuple):  # (min, max) estimate
-            cost = cost[-1]
-        if cost > CEL_MAX_COST:
-            errs.forbidden(path, "too complex, exceeds cost limit")
 
 
 # --------------------------------------------------------------------------- quantities
 
 
-_Q_RE = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)$")
-_BIN = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DEC = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
 def _exact(q: str | int | float) -> Fraction | None:
-    """Exact value of a quantity (validation needs only comparison and integer Value())."""
-    if isinstance(q, int | float):
-        return Fraction(q)
-    m = _Q_RE.match(q)
-    if not m:
+    """Exact value of a quantity through the faithful parser; None if it is none (or too huge).
+
+    Validation needs only comparisons and integer Value(); a value whose exact form would need
+    a giant power of ten (``1e99999999``) is refused rather than materialised.
+    """
+    try:
+        return Quantity.parse(repr(q) if isinstance(q, float) else str(q)).exact()
+    except QuantityError:
         return None
-    number, suffix = Fraction(m.group(1)), m.group(2)
-    if suffix in _BIN:
-        return number * (1024 ** _BIN[suffix])
-    if suffix in _DEC:
-        return number * Fraction(10) ** _DEC[suffix]
-    if suffix[:1] in ("e", "E"):
-        try:
-            return number * Fraction(10) ** int(suffix[1:])
-        except ValueError:
-            return None
-    return None
 
 
 def _int_value(v: Fraction) -> int:
@@ -1488,9 +1462,7 @@ def validate_report(objects: Iterable[Any], features: Features) -> ValidationRep
             warnings.append(f"{prefix}{ref}: {path}: field dropped because its feature gate is disabled")
         if errors:
             out.append(ObjectErrors(ref, tuple(errors)))
-    if not cel.checked:
-        warnings.append("CEL not checked: the selector compiler (drakit.selectors) is not available")
-    return ValidationReport(tuple(out), tuple(warnings), cel.checked)
+    return ValidationReport(tuple(out), tuple(warnings))
 
 
 def validate(objects: Iterable[Any], features: Features) -> list[ObjectErrors]:

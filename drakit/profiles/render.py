@@ -30,6 +30,3 @@ _Dumper.add_representer(str, _str)
 def to_yaml(docs: Iterable[dict[str, Any]]) -> str:
     return yaml.dump_all(list(docs), Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)
 
-
-def to_yaml_one(doc: Any) -> str:
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)

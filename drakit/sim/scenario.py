@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from drakit.corev1 import cpu_millis, memory_bytes
 from drakit.errors import ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.gostr import quote
@@ -44,9 +45,9 @@ _BYTES_PER_DEVICE = 6 * 1024
 _BYTES_PER_POD = 6 * 1024
 _BASE_BYTES = 120 * 1024 * 1024
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)(?:@root(\d+)-numa(\d+))?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
+ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)(?:@root(\d+)-numa(\d+))?\Z")
 
 # Lines per path: "" is the document itself, "spec.nodes[0].count" a field.
 LineMap = dict[str, int]
@@ -341,37 +342,6 @@ _STANDARD_CLASSES = ("gpu.nvidia.com", "gpu.example.com")
 _MANIFEST_KINDS = ("DeviceClass", "ResourceClaimTemplate", "ResourceClaim", "Node", "ResourceSlice", "Pod")
 
 
-def parse_cpu_milli(value: Any) -> int:
-    """core/v1 cpu quantity -> millicores (only the forms pods and nodes use)."""
-    text = str(value).strip()
-    if text.endswith("m"):
-        return int(float(text[:-1]))
-    return round(float(text) * 1000)
-
-
-_MEM_SUFFIX = {
-    "Ki": 1024,
-    "Mi": 1024**2,
-    "Gi": 1024**3,
-    "Ti": 1024**4,
-    "Pi": 1024**5,
-    "k": 1000,
-    "M": 1000**2,
-    "G": 1000**3,
-    "T": 1000**4,
-    "P": 1000**5,
-}
-
-
-def parse_bytes(value: Any) -> int:
-    """core/v1 memory quantity -> bytes (binary and decimal suffixes, plain numbers)."""
-    text = str(value).strip()
-    for suffix in sorted(_MEM_SUFFIX, key=len, reverse=True):
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)]) * _MEM_SUFFIX[suffix])
-    return int(float(text))
-
-
 def _quantity(c: _Checker, data: Mapping[str, Any], key: str, path: str, parse: Callable[[Any], int]) -> int:
     """A cpu or memory request: a quantity, finite and not negative (the API server's rule)."""
     if key not in data:
@@ -494,8 +464,8 @@ def _workload(c: _Checker, raw: Any, path: str, names: set[str]) -> Workload | N
     claims = _pod_claims(c, raw.get("resourceClaims"), f"{path}.resourceClaims")
     resources = c.mapping(raw, "resources", f"{path}.resources")
     c.unknown(resources, ("cpu", "memory"), f"{path}.resources")
-    cpu = _quantity(c, resources, "cpu", f"{path}.resources.cpu", parse_cpu_milli)
-    mem = _quantity(c, resources, "memory", f"{path}.resources.memory", parse_bytes)
+    cpu = _quantity(c, resources, "cpu", f"{path}.resources.cpu", cpu_millis)
+    mem = _quantity(c, resources, "memory", f"{path}.resources.memory", memory_bytes)
     recipe = c.string(raw, "recipe", f"{path}.recipe")
     profile = c.string(raw, "profile", f"{path}.profile")
     if not name:
@@ -550,8 +520,8 @@ def _check_manifest(source: str, doc: _Doc) -> tuple[list[ObjectErrors], Any]:
         _check_pod_times(c, data)
     elif kind == "Node" and not c.errors:  # the typed model already named malformed quantities
         allocatable = (data.get("status") or {}).get("allocatable") or {}
-        _quantity(c, allocatable, "cpu", "status.allocatable.cpu", parse_cpu_milli)
-        _quantity(c, allocatable, "memory", "status.allocatable.memory", parse_bytes)
+        _quantity(c, allocatable, "cpu", "status.allocatable.cpu", cpu_millis)
+        _quantity(c, allocatable, "memory", "status.allocatable.memory", memory_bytes)
     if c.errors or obj is None:
         return c.problems(), None
     return [], Entry(obj, Document(source, doc.index, doc.line or None, data), str(kind), name_of(data), "")
@@ -577,8 +547,8 @@ def _check_pod_times(c: _Checker, pod: Mapping[str, Any]) -> None:
     for i, container in enumerate((pod.get("spec") or {}).get("containers") or []):
         requests = ((container or {}).get("resources") or {}).get("requests") or {}
         path = f"spec.containers[{i}].resources.requests"
-        _quantity(c, requests, "cpu", f"{path}.cpu", parse_cpu_milli)
-        _quantity(c, requests, "memory", f"{path}.memory", parse_bytes)
+        _quantity(c, requests, "cpu", f"{path}.cpu", cpu_millis)
+        _quantity(c, requests, "memory", f"{path}.memory", memory_bytes)
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:

@@ -295,13 +295,11 @@ REAL: list[Any] = [
 
 @pytest.mark.parametrize("make", REAL)
 def test_real_allocator_scenarios_are_byte_identical(make: Callable[[], Scenario]) -> None:
-    pytest.importorskip("drakit.selectors")
     slow, fast = both(make(), 11, allocator=None)
     assert fast.scheduler.allocator_calls == slow.scheduler.allocator_calls
 
 
 def test_real_allocator_error_path_is_exercised() -> None:
-    pytest.importorskip("drakit.selectors")
     sc = REAL[1].values[0]()
     _, fast = both(sc, 3, allocator=None)
     bad = [p for p in fast.pods if p.workload == "bad"]
@@ -309,7 +307,6 @@ def test_real_allocator_error_path_is_exercised() -> None:
 
 
 def test_shared_pool_devices_are_used() -> None:
-    pytest.importorskip("drakit.selectors")
     sc = REAL[2].values[0]()
     _, fast = both(sc, 3, allocator=None)
     assert any("network-attached" in d for p in fast.pods for d in p.devices)
