@@ -171,7 +171,6 @@ class _LimitExceeded(ParseError):
 # token kinds
 T_INT, T_UINT, T_DOUBLE, T_STRING, T_BYTES, T_IDENT, T_EOF, T_OP = range(8)
 
-_OPS3 = ("...",)
 _OPS2 = ("==", "!=", "<=", ">=", "&&", "||")
 _OPS1 = set("+-*/%!<>?:.,()[]{}")
 _SIMPLE_ESCAPES = {
