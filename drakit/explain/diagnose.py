@@ -1205,7 +1205,7 @@ def _run_allocator(
     index: ClusterIndex,
 ) -> None:
     """Counting says the pod could fit: ask the allocator on the most promising nodes."""
-    by_name = ctx.shared.once("by-name", (usable,), lambda: {name_of(n): n for n in usable})
+    by_name = _by_name(ctx, usable)
     score: dict[str, int] = {}
     for _, results in per_request:
         for fr in results:
@@ -1274,6 +1274,10 @@ def _run_allocator(
             return
     ctx.add(ExplainCode.NOT_ENOUGH_DEVICES, f"the allocator cannot place the claims on node {node}: {message}",
             Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint="see the allocator trace: drakit allocate --node " + node)
+
+
+def _by_name(ctx: _Ctx, usable: list[Obj]) -> dict[str, Obj]:
+    return ctx.shared.once("by-name", (usable,), lambda: {name_of(n): n for n in usable})
 
 
 def _node_score(available: Sequence[Device], usable: Sequence[Obj]) -> dict[str, int]:
@@ -1394,7 +1398,7 @@ def _fits_when_empty(
     by_shape = ctx.shared.once(
         ("node-shapes", attrs, layout), held, functools.partial(_node_shapes, per_request, usable, shape)
     )
-    by_name = ctx.shared.once("by-name", (usable,), lambda: {name_of(n): n for n in usable})
+    by_name = _by_name(ctx, usable)
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     fits: list[str] = []
     for names in list(by_shape.values())[:MAX_SHAPES]:
@@ -1498,7 +1502,7 @@ def _fits_without_constraints(
         loose = copy.deepcopy(dict(c.obj))
         ((loose.get("spec") or {}).get("devices") or {}).pop("constraints", None)
         claims.append(loose)
-    by_name = {name_of(n): n for n in usable}
+    by_name = _by_name(ctx, usable)
     for name in nodes:
         out = allocate(node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
                        timeout=ctx.timeout, inventory=inv)
