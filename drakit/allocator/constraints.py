@@ -11,9 +11,10 @@ Upstream behaviour reproduced (newest ``experimental`` code):
   exact text; with the gate, every value (scalar or list) is a set and the running intersection
   must stay non-empty;
 * distinctAttribute keeps every added value (a stack, not the older map keyed by request name)
-  and, without the gate, accepts a device as soon as a stored value has a *different type*
-  (upstream's early return), compares versions semantically (build metadata ignored); with the
-  gate, sets must be pairwise disjoint.
+  and, without the gate, compares the new value with each stored value of the same scalar type
+  (versions as exact text, as v0.37.2 does: ``2.0.0`` and ``2.0.0+build.1`` are distinct) and
+  refuses a new list value once anything is stored; with the gate, sets must be pairwise
+  disjoint.
 """
 
 from __future__ import annotations
@@ -61,11 +62,6 @@ def _as_set(attr: AttrValue) -> tuple[str, frozenset[Any]] | None:
     if not val:
         return None  # an empty list has no type to compare with
     return kind[:-1], frozenset(val)
-
-
-def _semver_key(text: str) -> str:
-    # Semantic equality ignores build metadata (blang/semver Equals).
-    return str(text).split("+", 1)[0]
 
 
 class Constraint:
@@ -168,16 +164,14 @@ class DistinctAttribute(Constraint):
                 if old[0] == new[0] and old[1] & new[1]:
                     return False
             return True
+        # v0.37.2: each stored value is compared with the new one only when both have the same
+        # scalar type (versions as exact text: semver's minimal form makes that exact equality);
+        # a new value of a list type is refused once anything is stored.
         kind, val = attr
         for old_kind, old_val in self.values:
-            if old_kind not in _SCALARS:
-                return False  # unknown stored type: upstream refuses
-            if old_kind != kind:
-                return True  # upstream returns early on a type mismatch
-            if kind == "version":
-                if _semver_key(old_val) == _semver_key(val):
-                    return False
-            elif old_val == val:
+            if kind not in _SCALARS:
+                return False
+            if old_kind == kind and old_val == val:
                 return False
         return True
 

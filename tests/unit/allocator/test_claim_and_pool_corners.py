@@ -310,3 +310,26 @@ def test_multi_term_selector_names_the_claim() -> None:
 )
 def test_matching(selector: dict[str, Any], want: bool) -> None:
     assert matches(node("node-1", n="5", signed="+5"), selector) is want
+
+
+# --- distinctAttribute, as v0.37.2's matchesAttribute -------------------------------------------
+
+
+def _versioned(name: str, **attrs: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "attributes": attrs}
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "distinct"),
+    [
+        pytest.param({"version": "2.0.0"}, {"version": "2.0.0+build.1"}, True, id="build-metadata-is-another-version"),
+        pytest.param({"version": "2.0.0"}, {"version": "2.0.0"}, False, id="same-version"),
+        pytest.param({"string": "2.0.0"}, {"version": "2.0.0"}, True, id="different-types-never-collide"),
+        pytest.param({"int": 1}, {"int": 1}, False, id="same-int"),
+    ],
+)
+def test_distinct_attribute_values(first: dict[str, Any], second: dict[str, Any], distinct: bool) -> None:
+    devices = [_versioned("d0", v=first), _versioned("d1", v=second)]
+    constraint = [{"distinctAttribute": "gpu.example.com/v"}]
+    out = run([slice_("s", devices)], [claim("c", exact("r", count=2), constraints=constraint)])
+    assert out.status == ("allocated" if distinct else "unsatisfiable"), out.message
