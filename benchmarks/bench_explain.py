@@ -27,14 +27,14 @@ the text of a selector that every GPU passes.  Shared 2-core machine, 5,000 node
 pending pods, CPU seconds::
 
     distinct shapes  one explain  all 1,000 pods: before -> after  ratio
-    4                0.47         0.70 -> 0.60                    1.5x -> 1.3x
-    100              0.46         8.74 -> 1.20                    19.0x -> 2.5x
-    1,000            0.48         (not run) -> 3.88               8.0x
+    4                0.45         0.70 -> 0.56                    1.5x -> 1.2x
+    100              0.44         8.74 -> 1.01                    19.0x -> 2.3x
+    1,000            0.43         (not run) -> 2.19               5.1x (8.0x on a busier run)
 
 ("before" is 3f5d40c; the 11.9x it once noted at 100 shapes counted 56 distinct diagnoses, the
 extra selectors then repeating.)  Before, each shape walked every device per selector step,
 funnel step and near-miss check, and every usable node for scores and node shapes: ~80 ms a
-shape at 5,000 nodes; after, ~3 ms.
+shape at 5,000 nodes; after, ~2 ms.
 
 Measured on the 2-core development machine (shared: +-15 %), CPU seconds per diagnosis, one
 run each, collector share in parentheses::
