@@ -29,7 +29,7 @@ pending pods, CPU seconds::
     distinct shapes  one explain  all 1,000 pods: before -> after  ratio
     4                0.45         0.70 -> 0.56                    1.5x -> 1.2x
     100              0.44         8.74 -> 1.01                    19.0x -> 2.3x
-    1,000            0.43         (not run) -> 2.19               5.1x (8.0x on a busier run)
+    1,000            0.43         (not run) -> 2.19               5.1x
 
 ("before" is 3f5d40c; the 11.9x it once noted at 100 shapes counted 56 distinct diagnoses, the
 extra selectors then repeating.)  Before, each shape walked every device per selector step,

@@ -1437,6 +1437,7 @@ def _node_shapes(
 
 
 def _devices_by_node(devices: Sequence[Device], usable: Sequence[Obj]) -> dict[str, list[Device]]:
+    """Per usable node, the ``devices`` it can use."""
     out: dict[str, list[Device]] = {}
     for d in devices:
         for n in device_nodes(d, usable):
