@@ -13,8 +13,9 @@ from __future__ import annotations
 from drakit.allocator import AllocationOutcome, Inventory, allocate
 from drakit.errors import AllocationError, DrakitError, InvalidInput, SelectorError, UsageError
 from drakit.features import Features
-from drakit.model import Bundle, load_bundle, to_wire, validate
+from drakit.model import Bundle, to_wire, validate
 from drakit.selectors import compile_selector, device_view, evaluate_expression
+from drakit.sources import load_bundle
 
 __version__ = "0.1.0"
 

@@ -51,7 +51,9 @@ def dump_json(obj: Any) -> str:
 def emit(obj: Any, output: str) -> None:
     """Print a JSON-able document as JSON or YAML (text rendering is each verb's own)."""
     if output == "yaml":
-        sys.stdout.write(yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
+        from drakit.model.codec import KubeDumper
+
+        sys.stdout.write(yaml.dump(obj, Dumper=KubeDumper, sort_keys=False, allow_unicode=True))
     else:
         sys.stdout.write(dump_json(obj) + "\n")
 

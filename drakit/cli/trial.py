@@ -112,8 +112,8 @@ def register(app: typer.Typer) -> None:
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
     ) -> None:
         """Run the platform trial: inventory, profile eligibility, placements, and why anything waits."""
-        from drakit.profiles.loader import load_profile_files
         from drakit.profiles.trial import trial_profiles, trial_table
+        from drakit.sources import load_profile_files
 
         features = Features.for_version(kubernetes_version)
         paths = files or demo_paths()

@@ -244,7 +244,13 @@ def _validate_pool_name(errs: _Errs, name: str, path: str) -> None:
 
 
 def _validate_label(errs: _Errs, value: str, path: str) -> None:
-    errs.messages(path, value, names.dns1123_label(value))
+    errs.messages(path, value, _dns1123_label(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _dns1123_label(value: str) -> tuple[str, ...]:
+    """Device names repeat across slices (gpu-0 ... gpu-7 on every node)."""
+    return tuple(names.dns1123_label(value))
 
 
 def _validate_c_identifier(errs: _Errs, value: str, path: str) -> None:
@@ -586,7 +592,8 @@ def _validate_counters(errs: _Errs, counters: dict[str, Any], limit: int, path: 
 
 
 def _is_list_attribute(a: DeviceAttribute) -> bool:
-    return any(v is not None for v in (a.int_values, a.bool_values, a.string_values, a.version_values))
+    return (a.int_values is not None or a.bool_values is not None or a.string_values is not None
+            or a.version_values is not None)
 
 
 def _validate_partition_type_attribute(errs: _Errs, spec: ResourceSliceSpec, path: str) -> None:
@@ -618,15 +625,19 @@ def _validate_device(errs: _Errs, d: Device, path: str, per_device: bool) -> Non
     if n > MAX_ATTRIBUTES_AND_CAPACITIES:
         errs.invalid(path, n, f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}")
     values = 0
-    for a in d.attributes.values():
-        lists = [x for x in (a.bool_values, a.int_values, a.string_values, a.version_values) if x]
-        values += sum(len(x) for x in lists) if lists else 1
-    if values > MAX_ATTRIBUTE_VALUES:
-        errs.invalid(path, values, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES}")
+    attr_errs = _Errs()  # reported after the total, as upstream orders them
     apath = f"{path}.attributes"
     for k, a in d.attributes.items():
-        _validate_qualified_name(errs, k, apath)
-        _validate_attribute(errs, a, _key(apath, _truncate(k)))
+        _validate_qualified_name(attr_errs, k, apath)
+        if _plain_attribute_ok(a):  # one short scalar: nothing below can fail, no path is built
+            values += 1
+            continue
+        lists = [x for x in (a.bool_values, a.int_values, a.string_values, a.version_values) if x]
+        values += sum(len(x) for x in lists) if lists else 1
+        _validate_attribute(attr_errs, a, _key(apath, _truncate(k)))
+    if values > MAX_ATTRIBUTE_VALUES:
+        errs.invalid(path, values, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES}")
+    errs.items.extend(attr_errs.items)
     cpath = f"{path}.capacity"
     multi = bool(d.allow_multiple_allocations)
     for k, c in d.capacity.items():
@@ -678,6 +689,20 @@ def _truncate(key: str, max_len: int = MAX_DOMAIN_LENGTH + 1 + MAX_ID_LENGTH) ->
     return key[: (remaining + 1) // 2] + "..." + key[len(key) - remaining // 2:]
 
 
+def _plain_attribute_ok(a: DeviceAttribute) -> bool:
+    """One scalar value, short enough that no length or semver check can fail (most attributes)."""
+    if _is_list_attribute(a):
+        return False
+    s, v = a.string_value, a.version_value
+    if (a.bool_value is not None) + (a.int_value is not None) + (s is not None) + (v is not None) != 1:
+        return False
+    if s is not None:
+        return len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH and (s.isascii() or len(s.encode()) <= MAX_ATTRIBUTE_VALUE_LENGTH)
+    if v is not None:
+        return len(v) <= MAX_ATTRIBUTE_VALUE_LENGTH and v.isascii() and names.SEMVER_RE.match(v) is not None
+    return True
+
+
 def _validate_attribute(errs: _Errs, a: DeviceAttribute, path: str) -> None:
     count = 0
     if a.bool_value is not None:
@@ -710,6 +735,8 @@ def _validate_attribute(errs: _Errs, a: DeviceAttribute, path: str) -> None:
 
 
 def _validate_version(errs: _Errs, v: str, path: str) -> None:
+    if len(v) <= 64 and names.SEMVER_RE.match(v):
+        return  # the common case: well-formed and far below the length limit
     if not names.SEMVER_RE.match(v):
         errs.invalid(path, v, "must be a string compatible with semver.org spec 2.0.0")
     if len(v.encode()) > MAX_ATTRIBUTE_VALUE_LENGTH:
@@ -1317,6 +1344,12 @@ def _drop_claim_spec(devices: dict[str, Any], path: str, f: Features, dropped: l
                 _drop(c, "distinctAttribute", f"{path}.constraints[{i}].distinctAttribute", dropped)
 
 
+def _nothing_to_drop(f: Features) -> bool:
+    """Whether every gate :func:`drop_disabled_fields` consults is on (1.37's defaults)."""
+    return all((f.admin_access, f.binding_conditions, f.consumable_capacity, f.device_status, f.device_taints,
+                f.list_type_attributes, f.partitionable_devices, f.prioritized_list))
+
+
 def drop_disabled_fields(kind: str, data: dict[str, Any], f: Features) -> list[str]:
     """Remove fields whose gate is off (in place), as the API server does on create."""
     dropped: list[str] = []
@@ -1411,10 +1444,12 @@ def validate_object(obj: Wire, features: Features, *, cel: _CEL | None = None) -
     """(errors, dropped field paths) for one object, after dropping disabled fields."""
     cel = cel or _CEL(features)
     kind = getattr(obj, "kind", None) or type(obj).__name__
-    data = to_wire(obj)
-    dropped = drop_disabled_fields(kind, data, features)
-    if dropped:
-        obj = type(obj).model_validate(data)
+    dropped: list[str] = []
+    if not _nothing_to_drop(features):  # with every such gate on, dumping each object is wasted
+        data = to_wire(obj)
+        dropped = drop_disabled_fields(kind, data, features)
+        if dropped:
+            obj = type(obj).model_validate(data)
     errs = _Errs()
     if isinstance(obj, ResourceSlice):
         _validate_slice(errs, obj, features)
@@ -1443,8 +1478,10 @@ def validate_report(objects: Iterable[Any], features: Features) -> ValidationRep
     for item in objects:
         entry = item if hasattr(item, "document") and hasattr(item, "obj") else None
         obj = entry.obj if entry is not None else item
-        ref = _ref_of(obj, entry)
         errors, dropped = validate_object(obj, features, cel=cel)
+        if not errors and not dropped:
+            continue
+        ref = _ref_of(obj, entry)  # only now: a List item's line is found by composing its text
         loc = ref.location()
         prefix = f"{loc}: " if loc else ""
         for path in dropped:

@@ -86,7 +86,7 @@ def _device_memory(device: Mapping[str, Any]) -> int:
         return 0
     try:
         return parse_bytes(cap.get("value", 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a valid but absurd 1e1000000000
         return 0
 
 

@@ -8,7 +8,7 @@ Hand-written rather than a JSON-schema validator: errors must carry the YAML lin
 offending field (``scenario.yaml:14: spec.workloads[2].duration: Invalid value: ...``), and
 the checks are few and specific.  Manifests are checked by the typed model
 (:func:`drakit.model.parse_object`), so they get the same wording as ``drakit validate``.
-This module only parses; nothing here touches the file system except :func:`load_scenario`.
+This module only parses; files are read by ``drakit.sources.load_scenario``.
 """
 
 from __future__ import annotations
@@ -17,16 +17,17 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from drakit.errors import ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.gostr import quote
 from drakit.inventory import templates
 from drakit.inventory.snapshot import name_of, namespace_of
+from drakit.model.codec import Document as SourceDocument
+from drakit.model.codec import dotted, parse_text
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -173,57 +174,25 @@ class Scenario:
 # --- YAML with line numbers -------------------------------------------------------------------
 
 
-def _construct(node: yaml.Node, path: str, lines: LineMap) -> Any:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = yaml.SafeLoader.construct_scalar(_SCALAR_LOADER, key_node) if isinstance(key_node, yaml.ScalarNode) else None
-            if not isinstance(key, str):
-                key = str(key)
-            sub = f"{path}.{key}" if path else key
-            lines[sub] = key_node.start_mark.line + 1
-            out[key] = _construct(value_node, sub, lines)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, f"{path}[{i}]", lines) for i, item in enumerate(node.value)]
-    return _SCALAR_LOADER.construct_object(node, deep=True)
-
-
-class _ScalarLoader(yaml.SafeLoader):
-    """Only used to construct scalars (resolved tags, e.g. ints and bools) from composed nodes."""
-
-
-_ScalarLoader.yaml_implicit_resolvers = {
-    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_SCALAR_LOADER = _ScalarLoader("")
-
-
 @dataclass(frozen=True)
 class _Doc:
     index: int
     line: int
     data: Any
-    lines: LineMap
+    source: SourceDocument | None = field(default=None, compare=False, repr=False)  # None: built in memory
+
+    @cached_property
+    def lines(self) -> LineMap:
+        """Dotted path -> line, composed from the document's text on first use (only on errors)."""
+        return {dotted(p): line for p, line in self.source.lines.items()} if self.source is not None else {}
 
 
 def _parse_stream(text: str, source: str) -> list[_Doc]:
-    docs: list[_Doc] = []
-    try:
-        for i, node in enumerate(yaml.compose_all(text, Loader=yaml.SafeLoader)):
-            if node is None:
-                continue
-            lines: LineMap = {}
-            data = _construct(node, "", lines)
-            docs.append(_Doc(i, node.start_mark.line + 1, data, lines))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(e, "problem", None) or str(e)
-        raise InvalidInput(f"{where}: invalid YAML: {problem}") from None
-    return docs
+    docs, problems = parse_text(source, text, nonfinite_ok=True)
+    if problems:
+        raise InvalidInput("\n".join(
+            f"{source}:{p.line}: invalid YAML: {p}" if p.line else f"{source}: invalid YAML: {p}" for p in problems))
+    return [_Doc(d.index, d.line or 1, d.data, d) for d in docs]
 
 
 # --- checks -----------------------------------------------------------------------------------
@@ -623,7 +592,7 @@ def scenario_from_objects(header: Mapping[str, Any], objects: Sequence[Mapping[s
     Checked exactly as :func:`parse_scenario` checks a file (without line numbers): a verb that
     holds a snapshot builds its run from the snapshot's objects instead of writing them out.
     """
-    docs = [_Doc(i, 0, dict(o), {}) for i, o in enumerate([header, *objects])]
+    docs = [_Doc(i, 0, dict(o)) for i, o in enumerate([header, *objects])]
     return _scenario(docs, source or name_of(header) or "scenario")
 
 
@@ -720,14 +689,6 @@ def _scenario(docs: list[_Doc], source: str) -> Scenario:
     )
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read a scenario file (the I/O edge of this module)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInput(f"{path}: cannot read scenario: {e.strerror or e}") from None
-    return parse_scenario(text, str(path))
 
 
 _NODE_KINDS = ("Node", "ResourceSlice")
@@ -782,16 +743,6 @@ def parse_node_manifests(text: str, source: str, scenario: Scenario) -> tuple[di
     if problems:
         raise InvalidInput(problems)
     return tuple(objects)
-
-
-def load_node_manifests(path: str | Path, scenario: Scenario) -> tuple[dict[str, Any], ...]:
-    """Read ``--add-nodes FILE`` (the I/O edge) and check it with :func:`parse_node_manifests`."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInput(f"{path}: cannot read nodes: {e.strerror or e}") from None
-    return parse_node_manifests(text, str(path), scenario)
 
 
 def parse_add_nodes(spec: str) -> NodeGroup:

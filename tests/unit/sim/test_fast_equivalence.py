@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drakit.features import SUPPORTED_VERSIONS
-from drakit.sim import NodeGroup, Scenario, SimOptions, fastpath, load_scenario, parse_scenario
+from drakit.sim import NodeGroup, Scenario, SimOptions, fastpath, parse_scenario
 from drakit.sim.report import render_text
 from drakit.sim.runner import AllocatorFactory, Run
+from drakit.sources import load_scenario
 from tests.unit.sim.fakes import FakeAllocator
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "drakit" / "sim" / "examples"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from drakit.sim import load_scenario, run_scenario
+from drakit.sim import run_scenario
+from drakit.sources import load_scenario
 
 selectors = pytest.importorskip("drakit.selectors")
 if not hasattr(selectors, "compile_selector"):
