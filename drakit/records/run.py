@@ -337,6 +337,14 @@ class RunRecord:
     env: RunEnv | None = None
     result: RunResult | None = None
 
+    def check(self) -> None:
+        self.run.check()
+        for item in (self.claim, self.env, self.result):
+            if item is not None:
+                item.check()
+        for i, device in enumerate(self.devices):
+            device.check(f"devices[{i}]")
+
 
 def check_step(to: RunState, claim: RunClaim | None, devices: tuple[RunDevice, ...], result: RunResult | None) -> None:
     """What each step carries: the claim and its devices come with *claim-allocated*, a result only at the end.

@@ -22,7 +22,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from drakit.errors import DrakitError
 
-__all__ = ["ENV_VAR", "StoreError", "current_revision", "default_url", "head_revision", "make_engine",
+__all__ = ["ENV_VAR", "StoreError", "current_revision", "default_url", "first_line", "head_revision", "make_engine",
            "resolve_url", "shown", "upgrade"]
 
 ENV_VAR = "DRAKIT_STORE"
@@ -117,7 +117,7 @@ def current_revision(engine: Engine) -> str | None:
         with engine.connect() as connection:
             return MigrationContext.configure(connection, opts={"version_table": _VERSION_TABLE}).get_current_revision()
     except SQLAlchemyError as e:
-        raise StoreError(f"store {shown(engine.url)}: {_first_line(e)}") from None
+        raise StoreError(f"store {shown(engine.url)}: {first_line(e)}") from None
 
 
 def upgrade(engine: Engine, revision: str = "head") -> str | None:
@@ -140,11 +140,11 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
             config.attributes["connection"] = connection
             command.upgrade(config, revision)
     except SQLAlchemyError as e:
-        raise StoreError(f"store {shown(engine.url)}: {_first_line(e)}") from None
+        raise StoreError(f"store {shown(engine.url)}: {first_line(e)}") from None
     return current_revision(engine)
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     origin = getattr(error, "orig", None) or error
     lines = str(origin).strip().splitlines()
     return lines[0] if lines else type(origin).__name__

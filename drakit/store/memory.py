@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -51,6 +51,17 @@ class MemoryRecordStore:
             if run.id in self._records:
                 raise run_exists(run.id)
             self._records[run.id] = RunRecord(run)
+
+    def import_records(self, records: Iterable[RunRecord]) -> int:
+        batch = list(records)
+        for record in batch:
+            record.check()
+        with self._lock:
+            taken = [r.run.id for r in batch if r.run.id in self._records]
+            if taken or len({r.run.id for r in batch}) < len(batch):
+                raise run_exists((taken or [r.run.id for r in batch])[0])
+            self._records.update((r.run.id, r) for r in batch)
+        return len(batch)
 
     def advance(
         self,

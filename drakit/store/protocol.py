@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Protocol
 
@@ -15,6 +16,10 @@ __all__ = ["RecordStore"]
 class RecordStore(Protocol):
     def create(self, run: Run) -> None:
         """Record a new run (state *submitted*); refused with ``RunExists`` if its ID is taken."""
+        ...
+
+    def import_records(self, records: Iterable[RunRecord]) -> int:
+        """Write whole records in one transaction (all or none); returns how many."""
         ...
 
     def advance(

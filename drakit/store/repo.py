@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from types import MappingProxyType
 
-from sqlalchemy import Engine, Subquery, delete, func, select
+from sqlalchemy import Engine, Subquery, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,7 +25,7 @@ from drakit.records.run import (
     Transition,
     check_step,
 )
-from drakit.store.engine import StoreError, make_engine, shown, upgrade
+from drakit.store.engine import StoreError, first_line, make_engine, shown, upgrade
 from drakit.store.memory import run_exists, run_not_found, utc_now
 from drakit.store.tables import ClaimRow, DeviceRow, EnvRow, MetricRow, PointRow, ResultRow, RunRow
 
@@ -72,15 +72,15 @@ def _run_of(row: RunRow) -> Run:
     )
 
 
-def _write_run(row: RunRow, run: Run) -> None:
-    for name in ("recipe", "profile", "queue", "namespace", "executor", "image", "reason_code", "message"):
-        setattr(row, name, getattr(run, name))
-    row.command = list(run.command)
-    row.state = run.state.value
-    row.verdict = run.verdict.value if run.verdict else None
-    for state, column in _STAMPS:
-        setattr(row, column, _utc(run.at(state)))
-    row.ended_at = _utc(run.transitions[-1].at) if run.state in TERMINAL else None
+def _run_values(run: Run) -> dict[str, object]:
+    values: dict[str, object] = {
+        name: getattr(run, name)
+        for name in ("id", "recipe", "profile", "queue", "namespace", "executor", "image", "reason_code", "message")
+    }
+    values.update(command=list(run.command), state=run.state.value, verdict=run.verdict.value if run.verdict else None,
+                  ended_at=_utc(run.transitions[-1].at) if run.state in TERMINAL else None)
+    values.update({column: _utc(run.at(state)) for state, column in _STAMPS})
+    return values
 
 
 class SqlRecordStore:
@@ -93,14 +93,11 @@ class SqlRecordStore:
         return self._sessions()
 
     def _fail(self, error: SQLAlchemyError) -> StoreError:
-        origin = getattr(error, "orig", None) or error
-        first = (str(origin).strip().splitlines() or [type(origin).__name__])[0]
-        return StoreError(f"store {shown(self.engine.url)}: {first}")
+        return StoreError(f"store {shown(self.engine.url)}: {first_line(error)}")
 
     def create(self, run: Run) -> None:
         run.check()
-        row = RunRow(id=run.id)
-        _write_run(row, run)
+        row = RunRow(**_run_values(run))
         try:
             with self._session() as session, session.begin():
                 session.add(row)
@@ -128,15 +125,45 @@ class SqlRecordStore:
                 if row is None:
                     raise run_not_found(run_id)
                 run = _run_of(row).advance(to, at or self._now(), reason=reason)
-                _write_run(row, run)
+                for name, value in _run_values(run).items():
+                    setattr(row, name, value)
                 if claim is not None:
                     session.merge(ClaimRow(run_id=run_id, **{f: getattr(claim, f) for f in _CLAIM_FIELDS}))
-                session.add_all(_device_rows(run_id, devices))
+                session.add_all(DeviceRow(**v) for v in _device_values(run_id, devices))
                 if result is not None:
-                    session.add_all(_result_rows(run_id, result))
+                    _insert_result(session, run_id, result)
                 return run
         except SQLAlchemyError as e:
             raise self._fail(e) from None
+
+    def import_records(self, records: Iterable[RunRecord]) -> int:
+        """Write whole records (say, the simulator's finished runs) in one transaction; returns how many."""
+        runs, claims, devices, envs = [], [], [], []
+        results: list[tuple[str, RunResult]] = []
+        for record in records:
+            record.check()
+            run_id = record.run.id
+            runs.append(_run_values(record.run))
+            if record.claim is not None:
+                claims.append({"run_id": run_id, **{f: getattr(record.claim, f) for f in _CLAIM_FIELDS}})
+            devices += _device_values(run_id, record.devices)
+            if record.env is not None:
+                envs.append(_env_values(run_id, record.env))
+            if record.result is not None:
+                results.append((run_id, record.result))
+        try:
+            with self._session() as session, session.begin():
+                # Core executemany, parents first: the ORM's unit of work costs 4x here for nothing.
+                for table, values in ((RunRow, runs), (ClaimRow, claims), (DeviceRow, devices), (EnvRow, envs)):
+                    if values:
+                        session.execute(insert(table), values)
+                _insert_results(session, results)
+        except IntegrityError as e:
+            raise StoreError(f"store {shown(self.engine.url)}: nothing was imported, a run in the batch is "
+                             f"already recorded ({first_line(e)})") from None
+        except SQLAlchemyError as e:
+            raise self._fail(e) from None
+        return len(runs)
 
     def record_env(self, run_id: str, env: RunEnv) -> None:
         env.check()
@@ -144,8 +171,7 @@ class SqlRecordStore:
             with self._session() as session, session.begin():
                 if session.get(RunRow, run_id) is None:
                     raise run_not_found(run_id)
-                session.merge(EnvRow(run_id=run_id, image_digest=env.image_digest, python=env.python,
-                                     frameworks=dict(env.frameworks), nvml=[dict(g) for g in env.nvml]))
+                session.merge(EnvRow(**_env_values(run_id, env)))
         except SQLAlchemyError as e:
             raise self._fail(e) from None
 
@@ -243,11 +269,10 @@ def _groups_of_sorted(rows: Iterable[tuple[str, float]]) -> tuple[Group, ...]:
     return tuple(groups)
 
 
-def _device_rows(run_id: str, devices: tuple[RunDevice, ...]) -> list[DeviceRow]:
+def _device_values(run_id: str, devices: tuple[RunDevice, ...]) -> list[dict[str, object]]:
     return [
-        DeviceRow(run_id=run_id, position=i, consumed_capacity=dict(d.consumed_capacity),
-                  attributes=dict(d.attributes), capacity=dict(d.capacity),
-                  **{f: getattr(d, f) for f in _DEVICE_FIELDS})
+        {"run_id": run_id, "position": i, "consumed_capacity": dict(d.consumed_capacity),
+         "attributes": dict(d.attributes), "capacity": dict(d.capacity), **{f: getattr(d, f) for f in _DEVICE_FIELDS}}
         for i, d in enumerate(devices)
     ]
 
@@ -261,14 +286,23 @@ def _device_of(row: DeviceRow) -> RunDevice:
     )
 
 
-def _result_rows(run_id: str, result: RunResult) -> list[ResultRow | MetricRow | PointRow]:
-    rows: list[ResultRow | MetricRow | PointRow] = [
-        ResultRow(run_id=run_id, exit_status=result.exit_status, startup_s=result.startup_s,
-                  runtime_s=result.runtime_s)
-    ]
-    rows += [MetricRow(run_id=run_id, name=k, value=v) for k, v in result.correctness.items()]
-    rows += [PointRow(run_id=run_id, name=p.name, step=p.step, value=p.value) for p in result.series]
-    return rows
+def _insert_result(session: Session, run_id: str, result: RunResult) -> None:
+    _insert_results(session, [(run_id, result)])
+
+
+def _insert_results(session: Session, results: list[tuple[str, RunResult]]) -> None:
+    plain = [{"run_id": i, "exit_status": r.exit_status, "startup_s": r.startup_s, "runtime_s": r.runtime_s}
+             for i, r in results]
+    metrics = [{"run_id": i, "name": k, "value": v} for i, r in results for k, v in r.correctness.items()]
+    points = [{"run_id": i, "name": p.name, "step": p.step, "value": p.value} for i, r in results for p in r.series]
+    for table, values in ((ResultRow, plain), (MetricRow, metrics), (PointRow, points)):
+        if values:
+            session.execute(insert(table), values)
+
+
+def _env_values(run_id: str, env: RunEnv) -> dict[str, object]:
+    return {"run_id": run_id, "image_digest": env.image_digest, "python": env.python,
+            "frameworks": dict(env.frameworks), "nvml": [dict(g) for g in env.nvml]}
 
 
 def _env_of(row: EnvRow) -> RunEnv:

@@ -355,3 +355,16 @@ def test_sqlite_runs_in_wal_mode(empty_url: Callable[[str], str]) -> None:
         assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
     engine.dispose()
+
+
+def test_import_is_all_or_nothing(store: RecordStore) -> None:
+    _finish(store, "r0")
+    whole = store.get("r0")
+    batch = [RunRecord(Run.submit(T0, id=f"b{i}", recipe="mnist", profile="train"), whole.claim, whole.devices,
+                       whole.env, whole.result) for i in range(3)]
+    assert store.import_records(batch) == 3
+    assert store.get("b1").devices == whole.devices and store.get("b1").result == whole.result
+    with pytest.raises((RecordRejected, StoreError), match="already recorded"):
+        store.import_records([RunRecord(Run.submit(T0, id="new", recipe="m", profile="p")), batch[0]])
+    with pytest.raises(NotFound):
+        store.get("new")
