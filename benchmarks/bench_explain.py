@@ -17,6 +17,15 @@ the machine.
 
 Run: ``python benchmarks/bench_explain.py [--nodes N ...] [--repeat R]`` (``--help``).
 
+``--all-pending 1000`` times ``explain pods --all-pending`` instead (issue 12: within 10x one
+``explain`` of the same state, shared work rather than a diagnosis per pod).  One pod per
+*shape* is diagnosed, and shapes share the cluster index, selectors and reach; measured on the
+shared 2-core machine, 5,000 nodes, 1,000 pending pods, CPU seconds::
+
+    claim kinds  one explain  all 1,000 pods  ratio
+    4            0.47         0.70            1.5x   (within budget)
+    100          0.45         5.32            11.9x  (over: ~50 ms per distinct shape)
+
 Measured on the 2-core development machine (shared: +-15 %), CPU seconds per diagnosis, one
 run each, collector share in parentheses::
 
@@ -159,6 +168,62 @@ def run(nodes: int, repeat: int, features: Features) -> None:
         )
 
 
+PCIE = "resource.kubernetes.io/pcieRoot"
+
+
+def pending_scenario(nodes: int, pods: int, shapes: int, base: list[dict[str, Any]]) -> ClusterSnapshot:
+    """Every node but the last fully busy; ``pods`` pending pods, their claims of ``shapes`` kinds.
+
+    The kinds cycle through four realistic requests (1 GPU: fits on the last node; 4 GPUs on one
+    PCIe root: waits; >= 80Gi: never; 8 GPUs: waits), each kind k with ``count`` k-dependent
+    selectors so that ``shapes`` beyond four are really different claims.
+    """
+    objs = list(base)
+    for i in range(nodes - 1):
+        objs.append(_busy(f"node-{i:05d}", [f"gpu-{g}" for g in range(8)], f"job-{i:05d}"))
+    for p in range(pods):
+        kind = p % shapes
+        selectors: tuple[str, ...] = ()
+        count = 1
+        if kind % 4 == 1:
+            count = 4
+        elif kind % 4 == 2:
+            selectors = (MEM_80GI,)
+        elif kind % 4 == 3:
+            count = 8
+        if kind >= 4:  # a distinct but equivalent claim per extra shape
+            selectors = (*selectors, f"device.attributes['gpu.nvidia.com'].cudaDriverVersion.major() >= {kind % 13}")
+        claim = _claim(f"pending-{p:05d}", count, selectors)
+        if kind % 4 == 1:
+            claim["spec"]["devices"]["constraints"] = [{"requests": ["gpus"], "matchAttribute": PCIE}]
+        objs += [claim, _pod(f"pending-{p:05d}", f"pending-{p:05d}")]
+    return ClusterSnapshot.from_objects(objs)
+
+
+def run_pending(nodes: int, pods: int, shape_counts: list[int], features: Features) -> None:
+    """``explain pods --all-pending`` against ``BUDGET_FACTOR`` x one ``explain`` of the same state."""
+    from drakit.explain.pending import explain_pending, waiting_pods
+
+    base = inventory(nodes)
+    for shapes in shape_counts:
+        inp = pending_scenario(nodes, pods, shapes, base)
+        gc.freeze()
+        c0 = time.process_time()
+        one = diagnose(inp, "pod", "pending-00001", "ml", features=features)
+        single = time.process_time() - c0
+        c0 = time.process_time()
+        report = explain_pending(inp, waiting_pods(inp, "ml"), features=features)
+        every = time.process_time() - c0
+        print(
+            f"all-pending {nodes} nodes, {pods} pods, {shapes} shapes: one explain ({one.code.value}) cpu {single:.3f}s,"
+            f" all {len(report.pods)} pods in {len(report.groups)} groups cpu {every:.3f}s"
+            f" = {every / single:.1f}x one (budget {BUDGET_FACTOR}x)"
+        )
+
+
+BUDGET_FACTOR = 10
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description="Time `drakit explain` on one pending pod (near-miss, in-use, fits) against the 1 s budget.",
@@ -170,11 +235,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="inventory sizes in nodes (default: 5000)")
     parser.add_argument("--repeat", type=int, default=1, metavar="R",
                         help="diagnoses per situation; the fastest is shown (default: 1)")
+    parser.add_argument("--all-pending", type=int, default=0, metavar="PODS",
+                        help="instead: `explain pods --all-pending` over PODS pending pods (issue 12: 1000)")
+    parser.add_argument("--shapes", type=int, nargs="+", default=[4, 100], metavar="K",
+                        help="with --all-pending: distinct claim kinds among the pods (default: 4 100)")
     args = parser.parse_args(argv)
     sizes = args.nodes or ([args.legacy_nodes] if args.legacy_nodes else [5000])
     features = Features.for_version()
     for nodes in sizes:
-        run(nodes, max(1, args.repeat), features)
+        if args.all_pending:
+            run_pending(nodes, args.all_pending, args.shapes, features)
+        else:
+            run(nodes, max(1, args.repeat), features)
 
 
 if __name__ == "__main__":

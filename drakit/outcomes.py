@@ -137,6 +137,8 @@ class ExplainCode(StrEnum):
     BINDING_FAILED = "BindingFailed"
     RUNNING = "Running"
     ALLOCATED = "Allocated"
+    # what-ifs beside a blocker
+    FITS_WITHOUT_CONSTRAINT = "FitsWithoutConstraint"
 
 
 Code = ExplainCode | ReasonCode
@@ -222,6 +224,7 @@ class Reason:
     device: str = ""
     detail: Mapping[str, Any] = field(default_factory=_frozen)
     hint: str = ""
+    blocking: bool = False  # a diagnosis finding that keeps the pod from running (else evidence)
 
     @classmethod
     def of(
@@ -261,4 +264,6 @@ class Reason:
                 out[key] = getattr(self, key)
         if self.detail:
             out["detail"] = dict(self.detail)
+        if self.blocking:
+            out["blocking"] = True
         return out

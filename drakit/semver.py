@@ -42,10 +42,12 @@ def _parse_uint64(s: str) -> int:
     """strconv.ParseUint(s, 10, 64) for an ASCII-digit string, with Go's error texts."""
     if not s:
         raise SemverError(f"strconv.ParseUint: parsing {quote(s)}: invalid syntax")
-    v = int(s)
-    if v > _U64_MAX:
+    # Go reads digit by digit and stops at overflow; Python's int() refuses strings over 4,300
+    # digits with its own message, so a string longer than any uint64 is out of range unread.
+    digits = s.lstrip("0")
+    if len(digits) > len(str(_U64_MAX)) or int(digits or "0") > _U64_MAX:
         raise SemverError(f"strconv.ParseUint: parsing {quote(s)}: value out of range")
-    return v
+    return int(digits or "0")
 
 
 @dataclass(frozen=True)

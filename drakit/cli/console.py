@@ -48,9 +48,9 @@ def dump_json(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False)
 
 
-def emit(obj: Any, output: Output) -> None:
+def emit(obj: Any, output: str) -> None:
     """Print a JSON-able document as JSON or YAML (text rendering is each verb's own)."""
-    if output == Output.yaml:
+    if output == "yaml":
         sys.stdout.write(yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
     else:
         sys.stdout.write(dump_json(obj) + "\n")
@@ -64,13 +64,17 @@ def error_line(message: str) -> None:
 def run_guarded(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run the typer app on ``args`` (default: ``sys.argv``); map drakit exceptions to exit codes.
 
-    typer itself handles usage errors (exit 2) in standalone mode; anything drakit
-    raises on purpose becomes one line on stderr and its exit code.
+    typer itself handles usage errors (exit 2) in standalone mode (with a hint when the
+    "unknown option" is a value starting with ``-``, such as the CEL expression ``-1 < x``);
+    anything drakit raises on purpose becomes one line on stderr and its exit code.
     """
     try:
         app(args=args, prog_name="drakit")
     except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if code == EXIT_USAGE:
+            _hint_dash_values(args if args is not None else sys.argv[1:])
+        return code
     except (UsageError, NotFound, InvalidArgument) as e:
         error_line(str(e))
         return EXIT_USAGE
@@ -90,3 +94,15 @@ def run_guarded(app: typer.Typer, args: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return EXIT_OK
+
+
+def _hint_dash_values(argv: list[str]) -> None:
+    """After a usage error: a word before ``--`` that starts with ``-`` but is no option name."""
+    for word in argv:
+        if word == "--":
+            return
+        body = word.lstrip("-")
+        if word.startswith("-") and (not body or not (body[0].isalpha() and body.split("=", 1)[0].replace("-", "").isalnum())):
+            error_line(f"{word!r} starts with '-' and is read as an option: put '--' before it to pass it as a value,"
+                       f" e.g. drakit cel eval -- {word!r}")
+            return

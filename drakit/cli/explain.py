@@ -1,23 +1,45 @@
-"""``drakit explain pod/NAME|claim/NAME``: why a workload waits.
+"""``drakit explain``: why a pod or claim waits, or every waiting pod at once.
 
-Thin shell: resolve feature gates, open a validated snapshot, call :func:`drakit.explain.diagnose.diagnose`,
-render.  Exit codes follow the verdict: 0 ok, 3 waiting or never (the pod cannot run now),
-1 broken (an object is wrong), 2 usage (target not found, bad flags).
+Targets as kubectl takes them: ``pod/NAME``, ``claim/NAME``, ``pod NAME [NAME...]``, a bare
+``NAME`` (a pod), or ``pods --all-pending [-n NS | -A] [-l SELECTOR]`` for every pod that
+requests devices and has not started, grouped by verdict and cause.
+
+Exit codes follow the worst verdict: 0 ok (or no waiting pod), 3 waiting or never (the pod
+cannot run now), 1 broken (an object is wrong) or unreadable input, 2 usage (target not
+found, bad flags).  The input is one validated snapshot (``cli/door.py``).
 """
 
 from __future__ import annotations
 
 import gc
+import textwrap
+from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 
-from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
 from drakit.cli.door import open_snapshot
+from drakit.cli.options import (
+    AllNamespaces,
+    FeatureGates,
+    Files,
+    Format,
+    KubernetesVersion,
+    LabelSelector,
+    Namespace,
+    OutputFormat,
+    features,
+    labels_match,
+    namespace_scope,
+    parse_label_selector,
+)
 from drakit.errors import UsageError
-from drakit.explain.diagnose import diagnose
-from drakit.explain.render import render_json, render_text
-from drakit.features import NEWEST_VERSION, Features
+from drakit.explain.diagnose import Shared, diagnose
+from drakit.explain.diagnosis import Diagnosis
+from drakit.explain.pending import PendingReport, explain_pending, waiting_pods
+from drakit.explain.render import WIDTH, render_json, render_text
+from drakit.features import NEWEST_VERSION
 from drakit.outcomes import Verdict
 
 EXIT_FOR_VERDICT = {
@@ -26,45 +48,120 @@ EXIT_FOR_VERDICT = {
     Verdict.NEVER: EXIT_UNSATISFIABLE,
     Verdict.BROKEN: EXIT_INVALID,
 }
+_ALIASES = {"pod": "pod", "pods": "pod", "po": "pod", "claim": "claim", "claims": "claim",
+            "resourceclaim": "claim", "resourceclaims": "claim"}
 
 
 def parse_target(target: str) -> tuple[str, str]:
+    """``pod/NAME``, ``claim/NAME`` or a bare pod ``NAME`` -> (kind, name)."""
     kind, sep, name = target.partition("/")
-    kind = kind.lower()
-    aliases = {"pod": "pod", "pods": "pod", "po": "pod", "claim": "claim", "resourceclaim": "claim",
-               "resourceclaims": "claim", "claims": "claim"}
-    if not sep or not name or kind not in aliases:
-        raise UsageError(f"target {target!r}: want pod/NAME or claim/NAME")
-    return aliases[kind], name
+    if not sep:
+        return "pod", target
+    if not name or kind.lower() not in _ALIASES:
+        raise UsageError(f"target {target!r}: want pod/NAME, claim/NAME or NAME")
+    return _ALIASES[kind.lower()], name
+
+
+def parse_targets(words: Sequence[str]) -> list[tuple[str, str]]:
+    """kubectl's forms: ``KIND NAME...`` or ``KIND/NAME...`` / bare names."""
+    if not words:
+        return []
+    if words[0].lower() in _ALIASES and "/" not in words[0]:
+        if len(words) == 1:
+            raise UsageError(f"name a {_ALIASES[words[0].lower()]} (e.g. {words[0]} NAME), or use pods --all-pending")
+        return [(_ALIASES[words[0].lower()], w) for w in words[1:]]
+    return [parse_target(w) for w in words]
+
+
+def worst_exit(verdicts: Sequence[Verdict]) -> int:
+    codes = {EXIT_FOR_VERDICT[v] for v in verdicts}
+    return next((c for c in (EXIT_INVALID, EXIT_UNSATISFIABLE) if c in codes), EXIT_OK)
+
+
+def render_pending_text(report: PendingReport, *, wide: bool = False) -> str:
+    """Groups, worst first: the verdict line, the example's headline and fix, one line per pod."""
+    if not report.pods:
+        return "no waiting pods that request devices"
+    lines = [
+        f"{len(report.pods)} waiting pod(s) in {len(report.groups)} group(s) "
+        f"({report.diagnosed} distinct shape(s) diagnosed)"
+    ]
+    labels = {p.pod: p.labels for p in report.pods}
+    for g in report.groups:
+        d = g.diagnosis
+        lines.append("")
+        lines.append(f"{d.verdict.value.upper()} ({d.code.value}): {len(g.pods)} pod(s), owner {d.owner.value}")
+        lines += textwrap.wrap(f"e.g. {g.pods[0]}: {d.headline}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+        if d.fix:
+            lines += textwrap.wrap(f"fix: {d.fix}", WIDTH, initial_indent="  ", subsequent_indent="       ")
+        for pod in g.pods:
+            extra = ""
+            if wide and labels[pod]:
+                extra = "  " + ",".join(f"{k}={v}" for k, v in sorted(labels[pod].items()))
+            lines.append(f"  - {pod}{extra}")
+    return "\n".join(lines)
 
 
 def register(app: typer.Typer) -> None:
     @app.command("explain")
     def explain_cmd(
-        target: Annotated[str, typer.Argument(help="pod/NAME or claim/NAME")],
-        files: Annotated[
-            list[str], typer.Option("-f", "--filename", help="Manifest files or folders ('-' for stdin).")
-        ],
-        namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
-        feature_gates: Annotated[
-            str | None, typer.Option("--feature-gates", help="Name=true,Other=false")
+        files: Files,
+        targets: Annotated[
+            list[str] | None,
+            typer.Argument(metavar="TARGET", help="pod/NAME, claim/NAME, NAME, pod NAME..., or pods with --all-pending"),
         ] = None,
-        kubernetes_version: Annotated[
-            str, typer.Option("--kubernetes-version", help="Defaults for feature gates.")
-        ] = NEWEST_VERSION,
-        output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+        namespace: Namespace = None,
+        all_namespaces: AllNamespaces = False,
+        selector: LabelSelector = None,
+        all_pending: Annotated[
+            bool, typer.Option("--all-pending", help="Every pod that requests devices and has not started.")
+        ] = False,
+        feature_gates: FeatureGates = None,
+        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        output: OutputFormat = Format.text,
     ) -> None:
         """Explain why a pod or claim waits: verdict, evidence, owner and a suggested fix."""
-        kind, name = parse_target(target)
-        features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        snapshot = open_snapshot(files, features)
+        words = list(targets or [])
+        if all_pending:
+            if words and not (len(words) == 1 and words[0].lower() in ("pod", "pods", "po")):
+                raise UsageError("--all-pending takes no names (drakit explain pods --all-pending)")
+        else:
+            if not words:
+                raise UsageError("name a target (pod/NAME, claim/NAME or NAME), or use pods --all-pending")
+            if selector is not None:
+                raise UsageError("-l/--selector selects pods for --all-pending; it cannot be used with names")
+            if all_namespaces:
+                raise UsageError("a resource cannot be retrieved by name across all namespaces (-A)")
+        wanted = parse_targets(words) if not all_pending else []
+        requirements = parse_label_selector(selector) if selector is not None else ()
+        scope = namespace_scope(namespace, all_namespaces)
+        feats = features(kubernetes_version, feature_gates)
+        inp = open_snapshot(files, feats)
         # The loaded bundle lives until the process exits: move it out of the cyclic
         # collector's view, so the diagnosis's many short-lived records do not trigger full
         # passes over it (measured: ~40% of a diagnosis on 5,000 nodes).
         gc.freeze()
-        d = diagnose(snapshot, kind, name, namespace, features=features)
-        if output == Output.text:
-            typer.echo(render_text(d))
+        if all_pending:
+            pods = waiting_pods(inp, scope, lambda labels: labels_match(requirements, labels))
+            report = explain_pending(inp, pods, features=feats)
+            if output in (Format.json, Format.yaml):
+                emit(report.to_json(), output)
+            elif output == Format.name:
+                for p in report.pods:
+                    typer.echo(f"pod/{p.pod.split('/', 1)[1]}")
+            else:
+                typer.echo(render_pending_text(report, wide=output == Format.wide))
+            worst = report.worst
+            raise typer.Exit(worst_exit([worst] if worst is not None else []))
+        ns = scope or "default"
+        shared = Shared(inp, feats)
+        results: list[Diagnosis] = [diagnose(inp, kind, name, ns, features=feats, shared=shared) for kind, name in wanted]
+        if output in (Format.json, Format.yaml):
+            docs = [render_json(d) for d in results]
+            emit(docs[0] if len(docs) == 1 else {"kind": "List", "items": docs}, output)
+        elif output == Format.name:
+            for (kind, name), _ in zip(wanted, results, strict=True):
+                typer.echo(f"{kind}/{name}")
         else:
-            emit(render_json(d), output)
-        raise typer.Exit(EXIT_FOR_VERDICT[d.verdict])
+            typer.echo("\n\n".join(render_text(d) for d in results))
+        raise typer.Exit(worst_exit([d.verdict for d in results]))

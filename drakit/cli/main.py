@@ -13,6 +13,9 @@ import sys
 import typer
 
 from drakit.cli.console import run_guarded
+from drakit.cli.options import plain_help
+
+plain_help()
 
 app = typer.Typer(
     name="drakit",
@@ -20,9 +23,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
-_NOT_VERBS = {"main", "console", "testing"}
+_NOT_VERBS = {"main", "console", "options", "testing"}
 
 
 @app.callback()

@@ -37,3 +37,12 @@ def mebi(q: Fraction) -> str:
     if q.denominator == 1 and int(q) % (1024**2) == 0:
         return f"{int(q) // 1024**2}Mi"
     return human(q)
+
+
+def floor_unit(q: Fraction) -> str:
+    """The amount rounded down to a whole number of its largest binary unit (81559Mi -> 79Gi)."""
+    n = int(q)
+    for suffix, unit in _BINARY:
+        if n >= unit:
+            return f"{n // unit}{suffix}"
+    return str(n)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -74,11 +74,69 @@ class _Claim:
         return self.obj is not None and has_allocation(self.obj)
 
 
+class Shared:
+    """What every diagnosis of one input and feature set can share: index, selectors, reach.
+
+    ``explain pods --all-pending`` diagnoses many pods of one cluster state; the cluster index
+    (one pass over every device), the compiled selectors and their per-projection outcomes,
+    and the devices reachable from a set of usable nodes are the same for all of them.
+    """
+
+    def __init__(self, inp: ClusterSnapshot, features: Features) -> None:
+        self.inp = inp
+        self.features = features
+        self.selectors = Selectors(features)
+        self._index: ClusterIndex | None = None
+        self._reach: dict[tuple[str, ...], dict[int, bool]] = {}
+        self._positions: dict[int, int] | None = None
+        self._facts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
+        self._usable: dict[str, tuple[list[Obj], Any]] = {}
+
+    @property
+    def index(self) -> ClusterIndex:
+        if self._index is None:
+            allocated = [cl for cl in self.inp.claims if has_allocation(cl)]
+            self._index = ClusterIndex(self.inp.slices, self.features, allocated, self.inp.taint_rules)
+        return self._index
+
+    @property
+    def positions(self) -> dict[int, int]:
+        """id(device) -> its position in ``index.devices``."""
+        if self._positions is None:
+            self._positions = {id(d): i for i, d in enumerate(self.index.devices)}
+        return self._positions
+
+    def device_facts(self, attrs: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """Per device of ``index.devices``: the values of ``attrs`` and whether it is tainted,
+        consumes counters or is shared (what a node shape needs besides the selector groups)."""
+        hit = self._facts.get(attrs)
+        if hit is None:
+            hit = self._facts[attrs] = [_device_facts(d, attrs) for d in self.index.devices]
+        return hit
+
+    def usable(self, pod: Obj | None, compute: Callable[[], tuple[list[Obj], Any]]) -> tuple[list[Obj], Any]:
+        """``compute()`` once per node-relevant pod spec (nodeName, selector, affinity, tolerations)."""
+        spec = (pod or {}).get("spec") or {}
+        key = repr([spec.get(k) for k in ("nodeName", "nodeSelector", "affinity", "tolerations")])
+        hit = self._usable.get(key)
+        if hit is None:
+            hit = self._usable[key] = compute()
+        return hit
+
+    def reach(self, usable: Sequence[Obj]) -> dict[int, bool]:
+        key = tuple(name_of(n) for n in usable)
+        hit = self._reach.get(key)
+        if hit is None:
+            hit = self._reach[key] = reach_map(self.index, usable)
+        return hit
+
+
 @dataclass
 class _Ctx:
     inp: ClusterSnapshot
     features: Features
     timeout: float | None
+    shared: Shared
     findings: list[Reason] = field(default_factory=list)
     blockers: list[Reason] = field(default_factory=list)
     funnels: list[Funnel] = field(default_factory=list)
@@ -86,6 +144,7 @@ class _Ctx:
     partial: Partial | None = None
     nodes: NodeSummary | None = None
     placement: str = ""
+    from_template: bool = False  # a claim is analysed as the claim controller would create it
     scheduler: str = ""
 
     def add(
@@ -109,6 +168,7 @@ class _Ctx:
             stage=stage,
             verdict=verdict,
             owner=owner,
+            blocking=blocking,
             claim=claim,
             request=request,
             device=device,
@@ -132,9 +192,16 @@ def diagnose(
     *,
     features: Features | None = None,
     timeout: float | None = 10.0,
+    shared: Shared | None = None,
 ) -> Diagnosis:
-    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`NotFound` if it is not there."""
-    ctx = _Ctx(inp, features or Features.for_version(), timeout)
+    """Explain ``pod``/``claim`` ``namespace/name``; raises :class:`NotFound` if it is not there.
+
+    ``shared`` (for the same ``inp`` and ``features``) carries work over from earlier diagnoses.
+    """
+    features = features or Features.for_version()
+    if shared is None or shared.inp is not inp or shared.features != features:
+        shared = Shared(inp, features)
+    ctx = _Ctx(inp, features, timeout, shared)
     return _diagnose(ctx, kind, name, namespace)
 
 
@@ -299,14 +366,19 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
                 )
                 hard = True
                 continue
-            synthesized = _claim_from_template(pod, pc_name, template)
+            synthesized = claim_from_template(pod, pc_name, template)
+            # A pod read from a cluster (it has a creationTimestamp) whose claim is still
+            # missing waits for the controller; manifests never contain generated claims, so
+            # there the claim is simply analysed as the controller would create it.
+            observed = bool((pod.get("metadata") or {}).get("creationTimestamp"))
             ctx.add(
                 ExplainCode.CLAIM_NOT_CREATED,
                 f"pod claim {pc_name}: ResourceClaim not created yet (from template {tname}); analysed as if created",
-                Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
+                Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM, blocking=observed,
                 hint="the claim controller creates it; if it never appears, check kube-controller-manager",
                 claim=key_of(synthesized),
             )
+            ctx.from_template = True
             out.append(_Claim(pc_name, key_of(synthesized), synthesized, generated=True, synthesized=True))
         else:
             ctx.add(
@@ -329,18 +401,31 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
     return None if hard else out
 
 
-def _claim_from_template(pod: Obj, pod_claim: str, template: Obj) -> dict[str, Any]:
+def claim_from_template(pod: Obj, pod_claim: str, template: Obj) -> dict[str, Any]:
+    """The claim the claim controller would create for ``pod_claim`` from ``template``.
+
+    Upstream generates the name ``<pod>-<pod claim>-<5 random characters>``; the suffix is
+    left off here so that answers are reproducible.  Owner, labels and annotations are as upstream's
+    controller sets them (the template's, plus the pod-claim-name annotation).
+    """
     spec = (template.get("spec") or {}).get("spec") or {}
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "name": f"{name_of(pod)}-{pod_claim}",
-            "namespace": namespace_of(pod),
-            "annotations": {"resource.kubernetes.io/pod-claim-name": pod_claim},
-        },
-        "spec": copy.deepcopy(dict(spec)),
+    template_meta = (template.get("spec") or {}).get("metadata") or {}
+    meta: dict[str, Any] = {
+        "name": f"{name_of(pod)}-{pod_claim}",
+        "namespace": namespace_of(pod),
+        "annotations": {**(template_meta.get("annotations") or {}), "resource.kubernetes.io/pod-claim-name": pod_claim},
     }
+    uid = (pod.get("metadata") or {}).get("uid")
+    if uid:
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": name_of(pod), "uid": uid, "controller": True,
+             "blockOwnerDeletion": True}
+        ]
+    labels = template_meta.get("labels")
+    if labels:
+        meta["labels"] = dict(labels)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
+            "spec": copy.deepcopy(dict(spec))}
 
 
 # --- 2./3. classes and selectors --------------------------------------------------------------
@@ -452,7 +537,7 @@ def _nodes(inp: ClusterSnapshot) -> tuple[list[Obj], bool]:
     return [{"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}}} for n in names], True
 
 
-def _node_exclusion(pod: Obj, node: Obj) -> str:
+def node_exclusion(pod: Obj, node: Obj) -> str:
     """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''."""
     spec = pod.get("spec") or {}
     meta = node.get("metadata") or {}
@@ -483,18 +568,35 @@ def _node_exclusion(pod: Obj, node: Obj) -> str:
 
 def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
     nodes, inferred = _nodes(ctx.inp)
-    usable: list[Obj] = []
-    excluded: dict[str, int] = {}
-    for n in nodes:
-        why = _node_exclusion(pod, n) if pod is not None else ""
-        if why:
-            excluded[why] = excluded.get(why, 0) + 1
-        else:
-            usable.append(n)
+
+    def partition() -> tuple[list[Obj], Any]:
+        usable: list[Obj] = []
+        excluded: dict[str, int] = {}
+        taints: dict[str, int] = {}  # "key=value:effect" -> nodes it keeps the pod off
+        for n in nodes:
+            why = node_exclusion(pod, n) if pod is not None else ""
+            if why:
+                excluded[why] = excluded.get(why, 0) + 1
+                if pod is not None and "taint" in why:
+                    t = untolerated_node_taint(pod, n)
+                    if t:
+                        taints[t] = taints.get(t, 0) + 1
+            else:
+                usable.append(n)
+        return usable, (excluded, taints)
+
+    usable, (excluded, taints) = ctx.shared.usable(pod, partition)
+    usable = list(usable)
     ctx.nodes = NodeSummary(len(nodes), len(usable), MappingProxyType(dict(sorted(excluded.items()))), inferred)
     if excluded:
         parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
+        named = ", ".join(f"{t} on {n} node(s)" for t, n in sorted(taints.items(), key=lambda kv: (-kv[1], kv[0])))
+        if named:
+            parts += f" (not tolerated: {named})"
         msg = f"{len(usable)}/{len(nodes)} nodes are usable by the pod: {parts}"
+        toleration = (
+            "add a toleration for " + ", ".join(sorted(taints)) + " to the pod" if taints else "add a toleration for the node taint"
+        )
         if not usable:
             taint_only = all("taint" in w or "unschedulable" in w for w in excluded)
             ctx.add(
@@ -503,7 +605,8 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
                 Stage.NODES,
                 Verdict.WAITING if taint_only else Verdict.NEVER,
                 Owner.PLATFORM if taint_only else Owner.APPLICATION,
-                hint="add a toleration for the node taint" if taint_only else "relax the pod's nodeSelector/affinity",
+                hint=toleration if taint_only else "relax the pod's nodeSelector/affinity",
+                taints=sorted(taints),
             )
         else:
             code = (
@@ -511,8 +614,19 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
                 if any("affinity" in w for w in excluded)
                 else ExplainCode.NODE_TAINTED
             )
-            ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded))
+            ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded),
+                    taints=sorted(taints))
     return usable
+
+
+def untolerated_node_taint(pod: Obj, node: Obj) -> str:
+    """The first NoSchedule/NoExecute taint of ``node`` the pod does not tolerate, as ``key=value:effect``."""
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in tolerations):
+            value = taint.get("value") or ""
+            return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect')}"
+    return ""
 
 
 def _creation_failure(msg: str, template: str, ns: str) -> tuple[Owner, str]:
@@ -580,9 +694,24 @@ def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
             + (f", reserved for {', '.join(users)}" if users else ", not reserved for any pod"),
             Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False, claim=c.key,
         )
-        _binding(ctx, claim, c.key)
+        if not _binding(ctx, claim, c.key):
+            _users_prepare(ctx, claim, c)
         return
     _analyse(ctx, None, [c])
+
+
+def _users_prepare(ctx: _Ctx, claim: Obj, c: _Claim) -> None:
+    """A pod the claim is reserved for, bound but not started: the kubelet's preparation failure."""
+    ns = namespace_of(claim)
+    for r in (claim.get("status") or {}).get("reservedFor") or []:
+        if r.get("resource", "pods") != "pods":
+            continue
+        pod = ctx.inp.find_pod(str(r.get("name") or ""), ns)
+        if pod is None or (pod.get("status") or {}).get("phase") == "Running":
+            continue
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node and _node_prepare(ctx, pod, [c], str(node), via=f"pod {key_of(pod)}: "):
+            return
 
 
 # --- 5./6. allocated claims and devices -------------------------------------------------------
@@ -590,8 +719,9 @@ def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
 
 def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
     inp = ctx.inp
-    sel = Selectors(ctx.features)
+    sel = ctx.shared.selectors
     if not _check_requests(ctx, claims, sel):  # 2./3.
+        _usable_nodes(ctx, pod)  # an independent blocker, told beside the broken request
         return
     usable = _usable_nodes(ctx, pod)  # 4. (funnels below still show where devices are)
     # 5. allocated claims must be reachable from a usable node.
@@ -616,9 +746,8 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
         if c.allocated and c.obj is not None
         for r in (((c.obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
     )
-    allocated_claims = [cl for cl in inp.claims if has_allocation(cl)]
-    index = ClusterIndex(inp.slices, ctx.features, allocated_claims, inp.taint_rules)
-    reach = reach_map(index, usable)
+    index = ctx.shared.index
+    reach = ctx.shared.reach(usable)
     pending = [c for c in claims if not c.allocated and c.obj is not None]
     if not pending:
         if usable:
@@ -638,9 +767,15 @@ def _analyse(ctx: _Ctx, pod: Obj | None, claims: list[_Claim]) -> None:
                     _runtime_error(ctx, c.key, req, fr)
                     return
             per_request.append((c, results))
-    if _static_shortfalls(ctx, per_request, usable):
+    # Every request is told: one that can never match does not hide another that waits.
+    static = _static_shortfalls(ctx, per_request, usable)
+    marker = len(ctx.blockers)
+    if _dynamic_shortfalls(ctx, per_request, usable, index, static):
+        _never_after_release(ctx, pending, per_request, usable, marker)
         return
-    if _dynamic_shortfalls(ctx, per_request, usable, index) or not usable:
+    if static:
+        return
+    if not usable:
         return
     _run_allocator(ctx, pending, per_request, usable, index)
 
@@ -706,10 +841,15 @@ _STEP_VERDICT: Mapping[str, tuple[Verdict, Owner]] = {
 }
 
 
-def _static_shortfalls(ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]) -> bool:
-    """Requests no device could ever serve as written (never), or only after a pool/taint change."""
-    blocked = False
-    for c, results in per_request:
+def _static_shortfalls(
+    ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]
+) -> set[int]:
+    """Requests no device could ever serve as written (never), or only after a pool/taint change.
+
+    Returns the positions in ``per_request`` that are blocked so.
+    """
+    blocked: set[int] = set()
+    for pos, (c, results) in enumerate(per_request):
         short: list[tuple[FunnelResult, str]] = []
         for fr in results:
             needed = max(fr.funnel.needed, 1)
@@ -722,7 +862,7 @@ def _static_shortfalls(ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelRes
                 break  # this alternative can match: the request is fine statically
         if len(short) < len(results):
             continue
-        blocked = True
+        blocked.add(pos)
         alternatives = len(results) > 1
         if alternatives:
             names = ", ".join(fr.funnel.request.split("/", 1)[1] for fr, _ in short)
@@ -776,9 +916,12 @@ def _report_static(ctx: _Ctx, c: _Claim, fr: FunnelResult, step: str, usable: li
         return
     if step == "taints":
         before = f.count("node") or 0
+        named = sorted({nm.message.removeprefix("taint ").removesuffix(" not tolerated")
+                        for nm in f.near_misses if nm.condition == "taints"})
         ctx.add(
             ReasonCode.TAINT_NOT_TOLERATED,
-            f"{chain}: {before} matching devices, all tainted (untolerated): {want} needed",
+            f"{chain}: {before} matching devices, all tainted (untolerated"
+            + (f": {', '.join(named)}" if named else "") + f"): {want} needed",
             Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, blocking=blocking,
             hint="add a toleration to the request, or wait until the taint is removed",
             claim=c.key, request=f.request,
@@ -803,8 +946,10 @@ def _report_static(ctx: _Ctx, c: _Claim, fr: FunnelResult, step: str, usable: li
         hint = f"request at most {f.count(step)} device(s), or ask the platform team for more"
     elif f.near_misses and f.near_misses[0].suggestion:
         hint = f.near_misses[0].suggestion
+    elif fr.ceiling:
+        hint = fr.ceiling
     elif f.near_misses:
-        hint = f"relax the condition {f.near_misses[0].message.split(';')[0]!r} fails"
+        hint = f"relax the condition the near misses fail: {f.near_misses[0].message}"
     else:
         hint = "relax the request's selectors, or ask the platform team for such devices"
     ctx.add(
@@ -828,16 +973,24 @@ def _near_miss_findings(ctx: _Ctx, c: _Claim, fr: FunnelResult) -> None:
 
 
 def _dynamic_shortfalls(
-    ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj], index: ClusterIndex
+    ctx: _Ctx, per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj], index: ClusterIndex,
+    static: set[int],
 ) -> bool:
     """Enough devices match, but not enough are free (in use, counters, capacity, fragmentation)."""
     blocked = False
-    for c, results in per_request:
+    busy: list[Device] = []  # in-use devices of every blocked request and alternative
+    for pos, (c, results) in enumerate(per_request):
+        if pos in static:
+            continue
         viable = [fr for fr in results if len(fr.matching) >= max(fr.funnel.needed, 1)]
         needed_ok = [fr for fr in viable if _per_node_max(fr.available, usable)[0] >= max(fr.funnel.needed, 1)]
         if needed_ok or not viable:
             continue
         blocked = True
+        for alt in viable:
+            busy.extend(alt.in_use)
+        if len(results) > 1:
+            _alternatives_busy(ctx, c, results, viable, index)
         fr = viable[0]
         f = fr.funnel
         needed = max(f.needed, 1)
@@ -845,7 +998,7 @@ def _dynamic_shortfalls(
         if len(fr.available) >= needed:
             node_max, node = _per_node_max(fr.available, usable)
             if fr.in_use:
-                _holders(ctx, fr, index)  # who keeps the other devices on those nodes busy
+                _holders(ctx, fr.in_use, index)  # who keeps the other devices on those nodes busy
             ctx.add(
                 ExplainCode.DEVICES_IN_USE,
                 f"{chain}: {len(fr.available)} matching devices are free, but at most {node_max} on one node"
@@ -855,7 +1008,7 @@ def _dynamic_shortfalls(
                 claim=c.key, request=f.request, free=len(fr.available), perNodeMax=node_max, needed=needed,
             )
         elif fr.in_use:
-            _holders(ctx, fr, index)
+            _holders(ctx, fr.in_use, index)
             starved = f", {len(fr.counter_blocked)} lack shared counters" if fr.counter_blocked else ""
             ctx.add(
                 ExplainCode.DEVICES_IN_USE,
@@ -884,14 +1037,67 @@ def _dynamic_shortfalls(
                 hint="wait for other shares to be released, or request less capacity",
                 claim=c.key, request=f.request,
             )
+    if busy and not any(f.code == ReasonCode.COUNTERS_EXHAUSTED for f in ctx.blockers):
+        _holders(ctx, busy, index)
     return blocked
 
 
-def _holders(ctx: _Ctx, fr: FunnelResult, index: ClusterIndex) -> None:
+def _alternatives_busy(
+    ctx: _Ctx, c: _Claim, results: list[FunnelResult], viable: list[FunnelResult], index: ClusterIndex
+) -> None:
+    """Every firstAvailable alternative that could match is taken: name each, with its numbers."""
+    parent = results[0].funnel.request.split("/", 1)[0]
+    told = []
+    for fr in results:
+        sub = fr.funnel.request.split("/", 1)[1]
+        if fr in viable:
+            holders = {key_of(cl) for d in fr.in_use for cl in index.holders(d.key)}
+            told.append(f"{sub}: {len(fr.matching)} match, {len(fr.in_use)} in use by {len(holders)} claim(s),"
+                        f" {len(fr.available)} free, {max(fr.funnel.needed, 1)} needed")
+        else:
+            told.append(f"{sub}: {len(fr.matching)} match, {max(fr.funnel.needed, 1)} needed")
+    ctx.add(
+        ExplainCode.ALTERNATIVES_EXHAUSTED,
+        f"claim {c.key}, request {parent}: all {len(results)} alternatives are exhausted ({'; '.join(told)})",
+        Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+        hint="wait for the holders below to finish, or add an alternative the cluster has free",
+        claim=c.key, request=parent, alternatives=[fr.funnel.request for fr in results],
+    )
+
+
+def _never_after_release(
+    ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj],
+    marker: int,
+) -> None:
+    """Devices in use, but the claims' constraints would fail even with every device free: never.
+
+    Waiting for the holders would not help, so their findings stay as evidence only.
+    """
+    constrained = [c for c in pending if c.obj is not None and ((c.obj.get("spec") or {}).get("devices") or {}).get("constraints")]
+    if not constrained or _fits_when_empty(ctx, pending, per_request, usable)[0]:
+        return
+    del ctx.blockers[marker:]
+    ctx.holders = []
+    c = constrained[0]
+    assert c.obj is not None
+    con = ((c.obj.get("spec") or {}).get("devices") or {}).get("constraints") or [{}]
+    desc = next((f"{k} {v}" for k, v in con[0].items() if k != "requests"), "a claim constraint")
+    ctx.add(
+        ExplainCode.CONSTRAINTS_UNSATISFIABLE,
+        f"claim {c.key}: {desc} cannot hold for the requested devices together on any node, even with every"
+        " device free (waiting for the devices in use would not help)",
+        Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION,
+        hint="relax the constraint or request fewer devices; this topology does not exist on any node",
+        claim=c.key,
+    )
+
+
+def _holders(ctx: _Ctx, in_use: Sequence[Device], index: ClusterIndex) -> None:
+    """The claims holding ``in_use``, soonest expected back first."""
     # Count per claim object first (a claim holds many devices), then name each claim once.
     per_claim: dict[int, list[Any]] = {}  # id(claim) -> [claim, devices held, last position seen]
     pos = 0
-    for d in fr.in_use:
+    for d in dict.fromkeys(in_use):
         for cl in index.holders(d.key):
             pos += 1
             entry = per_claim.get(id(cl))
@@ -991,9 +1197,7 @@ def _run_allocator(
     inv.state = index.allocated_state({(s.driver, s.pool) for s in inv.slices})
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     first_failure: tuple[str, Trace, str, str] | None = None
-    tried = 0
     for name in tried_nodes:
-        tried += 1
         out = allocate(
             node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
             timeout=ctx.timeout, inventory=inv,
@@ -1009,7 +1213,9 @@ def _run_allocator(
             ctx.placement = name
             ctx.add(
                 ExplainCode.FITS,
-                f"the allocator finds devices for every claim on node {name}",
+                f"would fit on node {name} (the claim controller creates the claim)"
+                if ctx.from_template
+                else f"the allocator finds devices for every claim on node {name}",
                 Stage.DEVICES, Verdict.OK, Owner.PLATFORM, blocking=False,
                 placed=[f"{r['request']}: {r['driver']}/{r['pool']}/{r['device']}" for a in out.results for r in a["devices"]["results"]],
             )
@@ -1031,22 +1237,8 @@ def _run_allocator(
     codes = trace.codes()
     constraint = [r for r in trace.reasons if r.code in (ReasonCode.CONSTRAINT_MISMATCH, ReasonCode.MISSING_ATTRIBUTE)]
     if constraint:
-        never = _fails_when_empty(ctx, pending, usable, tried_nodes, slices)
-        first = constraint[0]
+        _constraint_failure(ctx, pending, per_request, usable, index, constraint[0], tried_nodes, inv)
         ctx.partial = _partial(ctx, pending, by_name[node], inv)
-        desc = str(first.detail.get("constraint") or "a claim constraint")
-        ctx.add(
-            ExplainCode.CONSTRAINTS_UNSATISFIABLE,
-            f"claim {first.claim}: enough devices match, but {desc} cannot hold for all of them together"
-            f" on any of {tried} node(s) tried" + (" (even with every device free)" if never else ""),
-            Stage.DEVICES, Verdict.NEVER if never else Verdict.WAITING, Owner.APPLICATION if never else Owner.PLATFORM,
-            hint=(
-                "relax the constraint or request fewer devices; this topology does not exist on any node"
-                if never
-                else "wait for devices that satisfy the constraint together to be freed"
-            ),
-            claim=first.claim, request=first.request, example=first.message,
-        )
         return
     for code in (
         ReasonCode.COUNTERS_EXHAUSTED,
@@ -1083,19 +1275,169 @@ def _slices_for(inp: ClusterSnapshot, nodes: Sequence[str]) -> list[Obj]:
     return [s for pid, s in keyed if pid in pools]
 
 
-def _fails_when_empty(
-    ctx: _Ctx, pending: list[_Claim], usable: list[Obj], nodes: list[str], slices: Sequence[Obj]
-) -> bool:
-    """Would the claims fail on these nodes even if nothing were allocated?"""
-    empty = Inventory(slices, ctx.inp.classes)
+def _constraint_failure(
+    ctx: _Ctx,
+    pending: list[_Claim],
+    per_request: list[tuple[_Claim, list[FunnelResult]]],
+    usable: list[Obj],
+    index: ClusterIndex,
+    first: Any,
+    tried: list[str],
+    inv: Inventory,
+) -> None:
+    """Constraints fail on the nodes with free devices: never, or waiting for a busy node?
+
+    "Never" only when no usable node holding enough matching devices fits with every device
+    free; otherwise the pod waits for the holders on the nodes that would fit.  The what-if
+    (the claims without their constraints, on the nodes tried, as things are now) tells the
+    user what the constraint costs.
+    """
+    desc = str(first.detail.get("constraint") or "a claim constraint")
+    topology, untried = _fits_when_empty(ctx, pending, per_request, usable)
+    loose = _fits_without_constraints(ctx, pending, usable, tried, inv)
+    if loose:
+        ctx.add(
+            ExplainCode.FITS_WITHOUT_CONSTRAINT,
+            f"without the constraint it would fit now on node {loose}",
+            Stage.DEVICES, Verdict.OK, Owner.APPLICATION, blocking=False, claim=first.claim, node=loose,
+        )
+    what_if = f"; without the constraint it would fit now on node {loose}" if loose else ""
+    if not topology:
+        ctx.add(
+            ExplainCode.CONSTRAINTS_UNSATISFIABLE,
+            f"claim {first.claim}: enough devices match, but {desc} cannot hold for all of them together"
+            + (f" on any of the {MAX_SHAPES} node shapes tried ({untried} more not tried)" if untried else " on any node")
+            + ", even with every device free",
+            Stage.DEVICES, Verdict.NEVER, Owner.APPLICATION,
+            hint="relax the constraint or request fewer devices; this topology does not exist on any node" + what_if,
+            claim=first.claim, request=first.request, example=first.message,
+        )
+        return
+    on = set(topology)
+    busy = [
+        d for _, results in per_request for fr in results for d in fr.in_use
+        if on.intersection(device_nodes(d, usable))
+    ]
+    _holders(ctx, busy, index)
+    shown = ", ".join(topology[:4]) + (f" and {len(topology) - 4} more" if len(topology) > 4 else "")
+    ctx.add(
+        ExplainCode.CONSTRAINTS_UNSATISFIABLE,
+        f"claim {first.claim}: {desc} holds for the requested devices together only on node(s) {shown},"
+        f" where matching devices are in use by {len(ctx.holders)} claim(s)",
+        Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM,
+        hint=f"wait for the claims holding devices on {topology[0]} to finish" + what_if,
+        claim=first.claim, request=first.request, example=first.message, nodes=list(topology),
+    )
+
+
+MAX_SHAPES = 64
+"""Distinct node shapes tried with every device free before a constraint is called "never"."""
+
+
+def _fits_when_empty(
+    ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]], usable: list[Obj]
+) -> tuple[list[str], int]:
+    """Usable nodes on which the pending claims fit with every device free, by name; and how
+    many node shapes were beyond :data:`MAX_SHAPES` and not tried.
+
+    Every node with enough *matching* devices (free or not) is a candidate; nodes with the same
+    shape (their matching devices equal but for names and UUIDs) answer alike, so one
+    allocator run per shape decides for all of them.
+    """
+    per_node: dict[str, list[Device]] = {}
+    enough: dict[str, int] = {}
+    for _, results in per_request:
+        counted: set[str] = set()
+        for fr in results:
+            here: dict[str, int] = {}
+            for d in fr.matching:
+                for n in device_nodes(d, usable):
+                    here[n] = here.get(n, 0) + 1
+                    per_node.setdefault(n, []).append(d)
+            counted.update(n for n, k in here.items() if k >= max(fr.funnel.needed, 1))
+        for n in counted:
+            enough[n] = enough.get(n, 0) + 1
+    candidates = sorted((n for n, k in enough.items() if k == len(per_request)), key=lambda n: (-len(per_node[n]), n))
+    shape = _shaper(ctx, pending, per_request)
+    by_shape: dict[tuple[Any, ...], list[str]] = {}
+    for n in candidates:
+        by_shape.setdefault(shape(per_node[n]), []).append(n)
     by_name = {name_of(n): n for n in usable}
     claims = [dict(c.obj) for c in pending if c.obj is not None]
-    for name in nodes:
-        out = allocate(node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
+    fits: list[str] = []
+    for names in list(by_shape.values())[:MAX_SHAPES]:
+        empty = Inventory(_slices_for(ctx.inp, names[:1]), ctx.inp.classes)
+        out = allocate(node=by_name[names[0]], slices=(), classes=(), claims=claims, features=ctx.features,
                        timeout=ctx.timeout, inventory=empty)
         if out.status == "allocated":
-            return False
-    return True
+            fits.extend(names)
+    return sorted(fits), max(0, len(by_shape) - MAX_SHAPES)
+
+
+def _shaper(
+    ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]]
+) -> Callable[[Sequence[Device]], tuple[Any, ...]]:
+    """A node's devices as the pending claims see them, without names: equal shapes fit alike.
+
+    A device is its projection group (every field the claims' selectors read, see
+    :meth:`Selectors.groups`), the values of the attributes the claims' constraints compare,
+    and whether it is tainted, consumes counters or is shared.
+    """
+    sel = ctx.shared.selectors
+    index = ctx.shared.index
+    exprs: list[str] = []
+    attrs: list[str] = []
+    for c in pending:
+        devices = ((c.obj or {}).get("spec") or {}).get("devices") or {}
+        for con in devices.get("constraints") or []:
+            attrs += [str(con[k]) for k in ("matchAttribute", "distinctAttribute") if con.get(k)]
+    for _, results in per_request:
+        for fr in results:
+            cls = ctx.inp.find_class(fr.funnel.device_class) or {}
+            exprs += [str(((x or {}).get("cel") or {}).get("expression", "")) for x in (cls.get("spec") or {}).get("selectors") or []]
+    for c in pending:
+        for alts in claim_requests(c.obj or {}, c.key):
+            for req in alts:
+                exprs += req.selectors
+    sel.scope(exprs)
+    gids, _ = sel.groups(index.devices)
+    position = ctx.shared.positions
+    static = ctx.shared.device_facts(tuple(attrs))
+
+    def shape(devices: Sequence[Device]) -> tuple[Any, ...]:
+        at = {position[id(d)] for d in devices}
+        return tuple(sorted((gids[p], static[p]) for p in at))
+
+    return shape
+
+
+def _device_facts(d: Device, attrs: tuple[str, ...]) -> tuple[Any, ...]:
+    found = d.raw.get("attributes") or {}
+    values = tuple(
+        repr(found.get(a, found.get(a.split("/", 1)[1]) if a.startswith(d.driver + "/") else None)) for a in attrs
+    )
+    return (values, bool(d.raw.get("taints")), bool(d.raw.get("consumesCounters")), d.allow_multiple,
+            repr(d.raw.get("capacity")) if d.allow_multiple else "")
+
+
+def _fits_without_constraints(
+    ctx: _Ctx, pending: list[_Claim], usable: list[Obj], nodes: list[str], inv: Inventory
+) -> str:
+    """The first of ``nodes`` where the claims fit now once their constraints are dropped."""
+    claims = []
+    for c in pending:
+        if c.obj is None:
+            continue
+        loose = copy.deepcopy(dict(c.obj))
+        ((loose.get("spec") or {}).get("devices") or {}).pop("constraints", None)
+        claims.append(loose)
+    by_name = {name_of(n): n for n in usable}
+    for name in nodes:
+        out = allocate(node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
+                       timeout=ctx.timeout, inventory=inv)
+        if out.status == "allocated":
+            return name
+    return ""
 
 
 def _partial(ctx: _Ctx, pending: list[_Claim], node: Obj, inv: Inventory) -> Partial | None:
@@ -1167,7 +1509,8 @@ _PREPARE = (
 )
 
 
-def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str) -> None:
+def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str, via: str = "") -> bool:
+    """Stage 7 for a bound pod; ``via`` names the pod when a claim is the target.  True if blocked."""
     events = [
         e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod))
         if e.get("reason") == "FailedPrepareDynamicResources"
@@ -1177,25 +1520,28 @@ def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str) -> None:
         for pattern, code, verdict, owner, hint in _PREPARE:
             m = pattern.search(msg)
             if m:
-                ctx.add(code, f"node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
+                ctx.add(code, f"{via}node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
                         verdict, owner, hint=hint.format(node=node), event=msg,
-                        driver=m.group(1) if m.groups() else "")
-                return
-        ctx.add(ExplainCode.PREPARE_FAILED, f"node {node}: kubelet cannot prepare the devices: {msg}",
+                        driver=m.group(1) if m.groups() else "", pod=key_of(pod))
+                return True
+        ctx.add(ExplainCode.PREPARE_FAILED, f"{via}node {node}: kubelet cannot prepare the devices: {msg}",
                 Stage.NODE_PREPARE, Verdict.BROKEN, Owner.DRIVER,
-                hint=f"check the driver's kubelet plugin logs on node {node}", event=msg)
-        return
+                hint=f"check the driver's kubelet plugin logs on node {node}", event=msg, pod=key_of(pod))
+        return True
+    if via:
+        return False
     for c in claims:
         if c.obj is not None and _binding(ctx, c.obj, c.key):
-            return
+            return True
     for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod)):
         if e.get("reason") == "BindingConditionsPending":
             ctx.add(ExplainCode.BINDING_CONDITIONS_PENDING, f"node {node}: {e.get('message') or 'waiting for binding conditions'}",
                     Stage.NODE_PREPARE, Verdict.WAITING, Owner.DRIVER,
                     hint="the device's controller must report the binding conditions as True")
-            return
+            return True
     ctx.add(ExplainCode.ALLOCATED, f"every claim is allocated and the pod is bound to node {node}; "
             "no preparation failure reported", Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
+    return False
 
 
 def _binding(ctx: _Ctx, claim: Obj, key: str) -> bool:

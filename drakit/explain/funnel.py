@@ -28,11 +28,14 @@ from drakit.allocator.inventory import CapacityEntry, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
 from drakit.explain import amounts
 from drakit.explain.diagnosis import Funnel, FunnelStep, NearMiss
-from drakit.explain.probe import MissingKey, Probe, Unknown, project, projection, projector, split_terms
+from drakit.explain.probe import MissingKey, Probe, Qty, Unknown, project, projection, projector, split_terms
 from drakit.features import Features
 
 Obj = Mapping[str, Any]
 MAX_NEAR_MISS_GROUPS = 4  # beyond four different near-miss stories a reader stops reading
+NEAR_MARGIN = Fraction(1, 10)
+"""A device whose amount misses a quantity bound by more than a tenth of the bound is no near
+miss: an L40S (45Gi) is not "almost" an 80Gi GPU, an H100 (81559Mi) is."""
 LABEL_WIDTH = 44  # funnel labels are cut to fit an 80-column table row
 
 
@@ -569,6 +572,7 @@ class FunnelResult:
     runtime_error: tuple[str, int, Device, str] | None = None  # (class|request, selector#, device, msg)
     incomplete_pools: tuple[str, ...] = ()
     invalid_pools: tuple[tuple[str, str], ...] = ()
+    ceiling: str = ""  # "largest device ...: ask for at most ..." when no device meets a lower bound
 
 
 def _short(text: str, width: int = LABEL_WIDTH) -> str:
@@ -744,6 +748,10 @@ def build_funnel(
         if short
         else ()
     )
+    ceiling = ""
+    if short:
+        seen = {gids[pos] for pos in class_pass}
+        ceiling = ceiling_hint(req, index, selectors, [reps[g] for g in sorted(seen)])
     funnel = Funnel(
         claim=req.claim,
         request=req.name,
@@ -763,7 +771,44 @@ def build_funnel(
         runtime_error=runtime_error,
         incomplete_pools=tuple(incomplete),
         invalid_pools=tuple(invalid),
+        ceiling=ceiling,
     )
+
+
+def _within_margin(bound: tuple[str, str, Qty, Qty] | None) -> bool:
+    if bound is None:
+        return True  # not a quantity bound: the one failing condition is the story
+    _, _, have, want = bound
+    if want.value == 0:
+        return True
+    return abs(want.value - have.value) <= NEAR_MARGIN * abs(want.value)
+
+
+def ceiling_hint(req: RequestSpec, index: ClusterIndex, selectors: Selectors, devices: Sequence[Device]) -> str:
+    """For a lower bound no device meets: "largest device 81559Mi (H100): ask for at most 79Gi".
+
+    ``devices`` are those of the request's class; the first request selector term that every
+    one of them fails, and that bounds a quantity from below, is the one told.
+    """
+    for expr in req.selectors:
+        for term in selectors.terms(expr):
+            best: tuple[Qty, Device] | None = None
+            name = ""
+            for d in devices:
+                bound = selectors.probe.bound(term, d.driver, d.raw)
+                if bound is None or bound[1] not in (">", ">="):
+                    best = None
+                    break
+                name, _, have, _ = bound
+                if selectors.term_true(term, d):
+                    best = None
+                    break
+                if best is None or have.value > best[0].value:
+                    best = (have, d)
+            if best is not None:
+                have, d = best
+                return f"largest device {name} {have.text} ({product_of(d)}): ask for at most {amounts.floor_unit(have.value)}"
+    return ""
 
 
 def _reachable(d: Device, reachable: Mapping[int, bool]) -> bool:
@@ -881,6 +926,7 @@ def _near_misses(
     explained: dict[tuple[str, Hashable], tuple[str, str]] = {}
     failing_of: dict[int, list[tuple[str, str]]] = {}  # per projection group
     story_of: dict[int, tuple[str, str]] = {}  # per projection group: (message, hint) of its one failing term
+    close_of: dict[int, bool] = {}  # per projection group: its amount is within NEAR_MARGIN of the bound
     for pos in pool:
         g = gids[pos]
         failing = failing_of.get(g)
@@ -912,6 +958,10 @@ def _near_misses(
             continue
         if failing:
             key, term = failing[0]
+            if g not in close_of:
+                close_of[g] = _within_margin(selectors.probe.bound(term, d.driver, d.raw))
+            if not close_of[g]:
+                continue
             story = story_of.get(g)
             if story is None:  # told once per group, on its first device that gets here
                 cache_key = (term, selectors.projection_key(term, d))

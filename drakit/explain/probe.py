@@ -20,13 +20,14 @@ values a human needs are not part of its interface.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from drakit.explain import amounts
+from drakit.selectors.library.standard import matches
+from drakit.selectors.types import EvalError
 
 # Comparison operators in the parser's function names, and how to print them.
 _CMP = {"_<_": "<", "_<=_": "<=", "_>_": ">", "_>=_": ">=", "_==_": "==", "_!=_": "!="}
@@ -279,10 +280,7 @@ class Ver:
     text: str
 
     def compare(self, other: Ver) -> int:
-        from drakit.semver import Semver
-
-        a, b = Semver.parse(self.text), Semver.parse(other.text)
-        return a.compare(b)
+        return _semver(self.text).compare(_semver(other.text))
 
 
 @dataclass(frozen=True)
@@ -482,6 +480,19 @@ class Probe:
         except Exception:  # a comparison we can print only partially
             return "", ""
 
+    def bound(self, expression: str, driver: str, device: Mapping[str, Any]) -> tuple[str, str, Qty, Qty] | None:
+        """``(name, op, have, want)`` when ``expression`` compares a device quantity with a literal."""
+        root = self.ast(expression)
+        if root is None:
+            return None
+        shape = self._comparison(root, _Dev(driver, device))
+        if shape is None:
+            return None
+        operand, op, want = shape
+        if isinstance(operand.value, Qty) and isinstance(want, Qty) and op in ("<", "<=", ">", ">="):
+            return operand.name, op, operand.value, want
+        return None
+
     def _comparison(self, e: Any, dev: _Dev) -> tuple[Operand, str, Any] | None:
         """Normalise ``x op lit``, ``lit op x``, ``x.compareTo(lit) op n``, ``x.isGreaterThan(lit)``."""
         from drakit.selectors.ast import Call
@@ -605,9 +616,7 @@ def _method(fn: str, target: Any, args: list[Any]) -> Any:
         if fn == "isLessThan" and isinstance(other, Ver):
             return target.compare(other) < 0
         if fn in ("major", "minor", "patch") and not args:
-            from drakit.semver import Semver
-
-            return int(getattr(Semver.parse(target.text), fn))
+            return int(getattr(_semver(target.text), fn))
         raise Unknown(fn)
     if isinstance(target, str):
         arg = args[0] if args else None
@@ -615,7 +624,7 @@ def _method(fn: str, target: Any, args: list[Any]) -> Any:
             "startsWith": lambda: target.startswith(str(arg)),
             "endsWith": lambda: target.endswith(str(arg)),
             "contains": lambda: str(arg) in target,
-            "matches": lambda: re.search(str(arg), target) is not None,
+            "matches": lambda: _matches(target, str(arg)),
             "lowerAscii": target.lower,
             "upperAscii": target.upper,
             "size": lambda: len(target),
@@ -623,6 +632,24 @@ def _method(fn: str, target: Any, args: list[Any]) -> Any:
         if fn in methods and (fn in ("lowerAscii", "upperAscii", "size") or isinstance(arg, str)):
             return methods[fn]()
     raise Unknown(fn)
+
+
+def _semver(text: str) -> Any:
+    """A parsed version; one that does not parse is the real evaluator's to report."""
+    from drakit.semver import Semver, SemverError
+
+    try:
+        return Semver.parse(text)
+    except SemverError as e:
+        raise Unknown("semver") from e
+
+
+def _matches(target: str, pattern: str) -> bool:
+    """``matches()`` with the evaluator's RE2 (linear time; Python's ``re`` backtracks for minutes)."""
+    try:
+        return matches(target, pattern)
+    except EvalError as e:  # an invalid pattern: the real evaluator reports it
+        raise Unknown("matches") from e
 
 
 # --- describing -----------------------------------------------------------------------------

@@ -68,16 +68,22 @@ def render_text(d: Diagnosis) -> str:
         lines += _wrap(head, "")
         for why, n in d.nodes.excluded.items():
             lines += _wrap(f"{n} {why}", "  ", "    ")
-    shown = {d.code}
     evidence = [
         f
         for f in d.findings
-        if f.code not in shown and f.code != ExplainCode.NEAR_MISS and f.message != d.headline
+        if f.code != ExplainCode.NEAR_MISS and f.message != d.headline and f.message not in d.fix
     ]
-    if evidence:
+    blockers = [f for f in evidence if f.blocking]
+    if blockers:
+        lines.append("")
+        lines.append("also blocking:")
+        for f in blockers:
+            lines += _wrap(f"- [{f.code.value}] {f.message}", "  ", "    ")
+    others = [f for f in evidence if not f.blocking]
+    if others:
         lines.append("")
         lines.append("evidence:")
-        for f in evidence:
+        for f in others:
             lines += _wrap(f"- [{f.code.value}] {f.message}", "  ", "    ")
     return "\n".join(line.rstrip() for line in lines)
 

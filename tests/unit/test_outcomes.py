@@ -31,6 +31,7 @@ PINNED: dict[type[StrEnum], list[str]] = {
         "NearMiss", "DevicesInUse", "ConstraintsUnsatisfiable", "ClaimNotAvailableOnNode",
         "AllocationTimeout", "AllocationError", "Fits", "PrepareFailed", "DriverNotRegistered",
         "NotReservedForPod", "BindingConditionsPending", "BindingFailed", "Running", "Allocated",
+        "FitsWithoutConstraint",
     ],
 }  # fmt: skip
 

@@ -208,8 +208,8 @@ def _conversion_error(target: str) -> EvalError:
 
 
 def _string_to_int(s: str) -> int:
-    if re.fullmatch(r"[+-]?[0-9]+", s, re.ASCII) is None:
-        raise _conversion_error("int")
+    if re.fullmatch(r"[+-]?[0-9]+", s, re.ASCII) is None or len(s.lstrip("+-").lstrip("0")) > 19:
+        raise _conversion_error("int")  # longer than any int64 (and past Python's int() digit limit)
     v = int(s)
     if not INT64_MIN <= v <= INT64_MAX:
         raise _conversion_error("int")
@@ -217,7 +217,7 @@ def _string_to_int(s: str) -> int:
 
 
 def _string_to_uint(s: str) -> Uint:
-    if re.fullmatch(r"[0-9]+", s, re.ASCII) is None:  # ParseUint takes no sign
+    if re.fullmatch(r"[0-9]+", s, re.ASCII) is None or len(s.lstrip("0")) > 20:  # ParseUint takes no sign
         raise _conversion_error("uint")
     v = int(s)
     if v > UINT64_MAX:

@@ -63,7 +63,7 @@ def test_cli_ok_and_broken_exit_codes() -> None:
     [
         pytest.param("pod/nope", 'error: pod "ml/nope" not found in the input\n', id="not-found"),
         pytest.param("pod/a\x1b[2Jb", 'error: pod "ml/a\\x1b[2Jb" not found in the input\n', id="escape-quoted"),
-        pytest.param("deployment/x", "error: target 'deployment/x': want pod/NAME or claim/NAME\n", id="kind"),
+        pytest.param("deployment/x", "error: target 'deployment/x': want pod/NAME, claim/NAME or NAME\n", id="kind"),
     ],
 )
 def test_cli_unknown_target(target: str, message: str) -> None:
