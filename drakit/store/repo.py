@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from types import MappingProxyType
 
-from sqlalchemy import Engine, Subquery, delete, func, insert, select
+from sqlalchemy import Engine, Subquery, func, insert, select
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -230,11 +230,6 @@ class SqlRecordStore:
                 return _groups_of_sorted(rows)
         except SQLAlchemyError as e:
             raise self._fail(e) from None
-
-    def delete(self, run_id: str) -> None:
-        """Forget a run and everything recorded with it (the tables cascade)."""
-        with self._session() as session, session.begin():
-            session.execute(delete(RunRow).where(RunRow.id == run_id))
 
 
 def _metric_pairs(by: By, metric: str) -> Subquery:

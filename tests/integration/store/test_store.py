@@ -368,3 +368,26 @@ def test_import_is_all_or_nothing(store: RecordStore) -> None:
         store.import_records([RunRecord(Run.submit(T0, id="new", recipe="m", profile="p")), batch[0]])
     with pytest.raises(NotFound):
         store.get("new")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS[1:])
+def test_concurrent_first_opens_migrate_once(dialect: str, empty_url: Callable[[str], str]) -> None:
+    """Eight processes' worth of first opens on an empty database: one migrates, none fails."""
+    url = empty_url(dialect)
+    failures: list[BaseException] = []
+
+    def opener() -> None:
+        try:
+            open_store(url).engine.dispose()
+        except BaseException as e:
+            failures.append(e)
+
+    threads = [threading.Thread(target=opener) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[0]
+    engine = make_engine(url)
+    assert current_revision(engine) == head_revision()
+    engine.dispose()
