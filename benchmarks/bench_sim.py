@@ -5,6 +5,8 @@ Shapes (issue 6):
 * ``500x10``: 500 nodes x 10 devices (scheduler_perf "SchedulingWithResourceClaimTemplate"),
   2,500 pods fill the cluster, then 2,500 more are measured; one claim template per pod.
 * ``5000x8``: 5,000 nodes x 8 H100s filled with 40,000 single-GPU pods.
+* ``backlog``: 2,500 and 20,000 identical single-GPU pods queued at once on 16 H100s (issue
+  12); prints both CPU times and their ratio, which should stay near the 8x of the pod counts.
 
 Prints, per phase, pods/s of wall-clock time and pods per CPU-second of this process (the
 second does not move when other processes share the machine), the allocator's share of the
@@ -14,7 +16,7 @@ in-memory allocator twin from the tests to show the simulator's own overhead;
 ``--kube-scheduler PODS_PER_S`` prints the measure phase as a ratio to the real scheduler's
 figure (``benchmarks/bench_scheduler.py`` measures it).  Not a test: nothing here asserts a time.
 
-    .venv/bin/python benchmarks/bench_sim.py [--shape 500x10|5000x8|all] [--slow] [--twin]
+    .venv/bin/python benchmarks/bench_sim.py [--shape 500x10|5000x8|backlog|all] [--slow] [--twin]
 """
 
 from __future__ import annotations
@@ -122,9 +124,36 @@ def bench(name: str, text: str, fill: int, *, twin: bool, fast: bool, reference:
     print(f"  peak RSS {peak_rss_mib():.0f} MiB (estimate {sc.estimated_bytes() / 2**20:.0f} MiB, limit {sc.memory_limit_mib} MiB)")
 
 
+def backlog(pods: int, *, fast: bool) -> tuple[float, int]:
+    """CPU seconds for ``pods`` identical one-GPU pods queued at once on 16 H100s (2 x h100-8x).
+
+    Every release wakes the whole backlog; identical pods share the failed attempt of the
+    first, so the run should grow with the pods, not with pods x releases.
+    """
+    text = (
+        "apiVersion: drakit.dev/v1alpha1\nkind: Scenario\nmetadata: {name: backlog}\nspec:\n"
+        "  deviceClasses: [gpu.nvidia.com]\n  nodes:\n    - {count: 2, template: h100-8x, namePrefix: node-}\n"
+        f"  workloads:\n    - {{name: queue, count: {pods}, duration: 600, "
+        "resourceClaims: [{name: gpu, resourceClaimTemplateName: one}]}\n" + TEMPLATE.format(cls="gpu.nvidia.com")
+    )
+    sc = parse_scenario(text, "backlog.yaml")
+    c = time.process_time()
+    result = Run(sc, 1, None, SimOptions(fast=fast)).run()
+    return time.process_time() - c, result.attempts
+
+
+def bench_backlog(*, fast: bool) -> None:
+    small, large = 2500, 20000
+    (t_small, a_small), (t_large, a_large) = backlog(small, fast=fast), backlog(large, fast=fast)
+    print(f"backlog on 16 GPUs ({'fast path' if fast else 'reference node loop'}):")
+    print(f"  {small:>6} pods {t_small:8.2f}s cpu  ({a_small} attempts)")
+    print(f"  {large:>6} pods {t_large:8.2f}s cpu  ({a_large} attempts)")
+    print(f"  ratio {t_large / t_small:.1f}x for {large // small}x the pods (target: at most about 8x)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shape", choices=["500x10", "5000x8", "all"], default="all")
+    ap.add_argument("--shape", choices=["500x10", "5000x8", "backlog", "all"], default="all")
     ap.add_argument("--twin", action="store_true", help="use the in-memory allocator twin (simulator overhead only)")
     ap.add_argument("--slow", action="store_true", help="the reference node-by-node path (SimOptions(fast=False))")
     ap.add_argument("--kube-scheduler", type=float, default=None, metavar="PODS_PER_S",
@@ -135,6 +164,8 @@ def main() -> None:
         bench("500x10", scenario(500, "example-10x", "gpu.example.com", 2500, 2500), 2500, reference=args.kube_scheduler, **opts)
     if args.shape in ("5000x8", "all"):
         bench("5000x8", scenario(5000, "h100-8x", "gpu.nvidia.com", 40000, 0), 40000, reference=None, **opts)
+    if args.shape in ("backlog", "all"):
+        bench_backlog(fast=not args.slow)
 
 
 if __name__ == "__main__":

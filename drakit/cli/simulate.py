@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import Progress
@@ -27,12 +27,16 @@ def _progress(enabled: bool) -> Progress | None:
 
 
 def simulate(
-    scenario: Annotated[Path, typer.Argument(help="Scenario file (see docs/scenarios.md).")],
+    scenario: Annotated[Path | None, typer.Argument(help="Scenario file (see docs/scenarios.md).")] = None,
+    filename: Annotated[Path | None, typer.Option("-f", "--filename", help="The scenario file, kubectl style.")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for tie-breaks and generated names (default: the scenario's).")] = None,
     compare: Annotated[Path | None, typer.Option("--compare", help="A second scenario to run with the same seed.")] = None,
-    add_nodes: Annotated[str | None, typer.Option("--add-nodes", help="What-if: add nodes, e.g. 4xh200-8x.")] = None,
+    add_nodes: Annotated[
+        str | None,
+        typer.Option("--add-nodes", help="What-if: add nodes, e.g. 4xh200-8x or 2xh100-8x@root4-numa2, or a file of Node and ResourceSlice manifests."),
+    ] = None,
     output: Annotated[Output, typer.Option("-o", "--output", help="text, json or yaml.")] = Output.text,
-    chart: Annotated[Path | None, typer.Option("--chart", help="Write utilisation and queue depth to a .png or .html file.")] = None,
+    chart: Annotated[Path | None, typer.Option("--chart", help="Write utilisation per class and product and queue depth to a .png or .html file.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     snapshot_at: Annotated[
         str | None,
@@ -40,9 +44,14 @@ def simulate(
     ] = None,
 ) -> None:
     """Simulate pods and claims over a cluster with the real allocator and kube-scheduler semantics."""
-    from drakit.sim import load_scenario, parse_add_nodes, run_scenario
+    from drakit.sim import load_scenario, run_scenario
     from drakit.sim.report import compare_json, render_compare_text, render_text, write_chart
 
+    if scenario is not None and filename is not None:
+        raise UsageError("give the scenario once: as an argument or with -f, not both")
+    scenario = scenario or filename
+    if scenario is None:
+        raise UsageError("missing the scenario file: drakit simulate SCENARIO (or -f SCENARIO)")
     if compare is not None and add_nodes is not None:
         raise UsageError("--compare and --add-nodes are alternatives: give one of them")
     base = load_scenario(scenario)
@@ -57,12 +66,8 @@ def simulate(
         variant = load_scenario(compare)
         labels = (scenario.stem, compare.stem if compare.stem != scenario.stem else f"{compare.stem} (2)")
     elif add_nodes is not None:
-        try:
-            group = parse_add_nodes(add_nodes)
-        except InvalidArgument as e:
-            raise UsageError(f"--add-nodes: {e}") from None
-        variant = base.with_nodes([group])
-        labels = ("base", f"+{add_nodes}")
+        variant = _with_added_nodes(base, add_nodes)
+        labels = ("base", f"+{Path(add_nodes).name}")
     base.check_memory()
     if variant is not None:
         variant.check_memory()
@@ -99,6 +104,18 @@ def simulate(
             stdout.file.write(render_compare_text(results[0], results[1], labels))
         else:
             emit(compare_json(results[0], results[1], labels), output)
+
+
+def _with_added_nodes(base: Any, spec: str) -> Any:
+    """``--add-nodes``: ``<count>x<template>``, or else a file of the user's Nodes and ResourceSlices."""
+    from drakit.sim.scenario import ADD_NODES_PATTERN, load_node_manifests, parse_add_nodes
+
+    if ADD_NODES_PATTERN.match(spec.strip()) or not Path(spec).exists():
+        try:
+            return base.with_nodes([parse_add_nodes(spec)])
+        except InvalidArgument as e:
+            raise UsageError(f"--add-nodes: {e}, or a file of Node and ResourceSlice manifests") from None
+    return base.with_objects(load_node_manifests(spec, base))
 
 
 def _snapshot_time(text: str) -> float | None:

@@ -1,13 +1,15 @@
 """``drakit trial``: the platform trial on the embedded demo cluster (or on manifests you give).
 
 It walks the product end to end on one small, realistic cluster: load and validate what the
-drivers and the platform publish, show what each recipe's profile may use (the trial's two
-checks), place the recipes' pods as the scheduler would, and explain any pod that waits.
+drivers and the platform publish, show what each recipe's profile may use (with the checks the
+profiles themselves imply, ``--profile`` for your own), place the recipes' pods as the
+scheduler would, and explain any pod that waits.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -18,6 +20,7 @@ from drakit.demo import demo_paths
 from drakit.features import NEWEST_VERSION, Features
 from drakit.inventory.devices import inventory_devices, product_label
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey, name_of
+from drakit.profiles.trial import TRIAL_PROFILES
 
 
 def inventory_summary(snapshot: ClusterSnapshot) -> dict[str, Any]:
@@ -37,8 +40,8 @@ def inventory_summary(snapshot: ClusterSnapshot) -> dict[str, Any]:
     }
 
 
-def placements(snapshot: ClusterSnapshot, kubernetes_version: str) -> list[dict[str, Any]]:
-    """Where the snapshot's pods land when the simulator schedules them in order, as kube-scheduler would."""
+def placements(snapshot: ClusterSnapshot, kubernetes_version: str, extra: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """Where the snapshot's pods (and ``extra`` objects' pods) land when the simulator schedules them in order."""
     from drakit.sim import run_scenario, scenario_from_objects
 
     header = {
@@ -49,7 +52,7 @@ def placements(snapshot: ClusterSnapshot, kubernetes_version: str) -> list[dict[
     }
     # What a scenario replays: the inventory, the claims and the pods (events are history).
     s = snapshot
-    objects = [*s.nodes, *s.classes, *s.slices, *s.templates, *s.claims, *s.pods]
+    objects = [*s.nodes, *s.classes, *s.slices, *s.templates, *s.claims, *s.pods, *extra]
     scenario = scenario_from_objects(header, objects, source="trial")
     result = run_scenario(scenario, seed=0)
     return [
@@ -64,28 +67,68 @@ def placements(snapshot: ClusterSnapshot, kubernetes_version: str) -> list[dict[
     ]
 
 
+TRIAL_NAMESPACE = "drakit-trial"
+
+
+def profile_pods(profiles: Any, existing: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One pod per selected profile (and driver), with the profile's compiled class and claim.
+
+    The class is left out when the cluster already has one of that name (the platform
+    installed it); names are ``<profile>-<n>`` in namespace ``drakit-trial``.
+    """
+    from drakit.profiles.compile import compile_profile, drivers_for
+
+    have = {(o.get("kind"), name_of(o)) for o in existing}
+    out: list[dict[str, Any]] = []
+    for rp in profiles.selected():
+        for i, schema in enumerate(drivers_for(rp)):
+            cp = compile_profile(rp, schema, namespace=TRIAL_NAMESPACE)
+            for obj in (cp.device_class, cp.claim):
+                if (obj["kind"], name_of(obj)) not in have:
+                    out.append(obj)
+                    have.add((obj["kind"], name_of(obj)))
+            template = cp.fragment.as_pod_template(cp.profile, TRIAL_NAMESPACE)["template"]
+            labels = {**(template.get("metadata") or {}).get("labels", {}), "drakit.dev/recipe": rp.name}
+            out.append({
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"{rp.name}-{i}", "namespace": TRIAL_NAMESPACE, "labels": labels},
+                "spec": template["spec"],
+            })
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("trial")
     def trial(
         files: Annotated[
             list[str] | None, typer.Option("-f", "--filename", help="Manifests instead of the embedded demo")
         ] = None,
+        profile: Annotated[
+            list[str] | None,
+            typer.Option("--profile", "-p", help="Profiles to try (files, directories or bundled names); repeatable."),
+        ] = None,
         kubernetes_version: Annotated[str, typer.Option("--kubernetes-version")] = NEWEST_VERSION,
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
     ) -> None:
         """Run the platform trial: inventory, profile eligibility, placements, and why anything waits."""
-        from drakit.profiles.trial import trial_table
+        from drakit.profiles.loader import load_profile_files
+        from drakit.profiles.trial import trial_profiles, trial_table
 
         features = Features.for_version(kubernetes_version)
         paths = files or demo_paths()
         snapshot = open_snapshot(paths, features)  # invalid objects are refused here, exit 1
-        table = trial_table(snapshot)
+        profiles = load_profile_files(profile) if profile else trial_profiles()
+        table = trial_table(snapshot, profiles)
+        # Your own profiles: one pod of each is placed too (the demo's recipes bring their pods).
+        workload = profile_pods(profiles, snapshot.objects()) if profile else []
         report: dict[str, Any] = {
             "source": "embedded demo cluster" if not files else paths,
+            "profilesFrom": list(profile) if profile else list(TRIAL_PROFILES),
             "objects": sum(1 for _ in snapshot.objects()),
             "inventory": inventory_summary(snapshot),
             "profiles": table.to_json(),
-            "placements": placements(snapshot, kubernetes_version),
+            "placements": placements(snapshot, kubernetes_version, workload),
             "passed": table.passed,
         }
         if output != Output.text:
@@ -112,13 +155,14 @@ def _print_text(report: dict[str, Any], profile_table: str) -> None:
     if report["placements"]:
         echo("")
         echo("Placements — the recipes' pods scheduled in order, as kube-scheduler would:")
+        width = max(14, *(len(p["pod"]) for p in report["placements"]))
         for p in report["placements"]:
             if p["node"] is None:
-                echo(f"  {p['pod']:<14} Pending: {p['pending']}")
-                echo(f"  {'':<14} run `drakit explain pod/{p['pod'].split('/')[1]} -n {p['pod'].split('/')[0]} -f ...`")
+                echo(f"  {p['pod']:<{width}} Pending: {p['pending']}")
+                echo(f"  {'':<{width}} run `drakit explain pod/{p['pod'].split('/')[1]} -n {p['pod'].split('/')[0]} -f ...`")
                 continue
             devices = ", ".join(d.rsplit("/", 1)[1] for d in p["devices"])
             products = sorted(set(p["products"]))
-            echo(f"  {p['pod']:<14} {p['node']:<14} {devices:<14} {', '.join(products)}")
+            echo(f"  {p['pod']:<{width}} {p['node']:<14} {devices:<14} {', '.join(products)}")
     echo("")
     echo("Trial " + ("PASSED" if report["passed"] else "FAILED"))

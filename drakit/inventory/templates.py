@@ -55,12 +55,52 @@ def _gpu_uuid(node: str, minor: int) -> str:
     return "GPU-" + str(uuid.uuid5(uuid.NAMESPACE_DNS, f"{node}/gpu-{minor}"))
 
 
-def nvidia_gpu(node: str, sku: NvidiaSku, minor: int, gpus_per_node: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Topology:
+    """How a node's GPUs sit behind PCIe roots and NUMA nodes (``numaNode``, ``pcieRoot``).
+
+    The default is the common 8-GPU server: pairs of GPUs behind one PCIe root (switch), the
+    first half of the GPUs on NUMA node 0 and the rest on 1.  Other servers differ -- four
+    GPUs per PCIe switch, one socket, four sockets -- and a ``matchAttribute`` constraint on
+    ``pcieRoot`` or ``numaNode`` fits or not depending on exactly that.
+    """
+
+    gpus_per_pcie_root: int = 2
+    numa_nodes: int = 2
+
+    def check(self, gpus: int) -> str:
+        """Why this topology cannot describe a node with ``gpus`` GPUs ("" when it can)."""
+        if self.gpus_per_pcie_root < 1 or self.numa_nodes < 1:
+            return "gpusPerPcieRoot and numaNodes must be at least 1"
+        if gpus % self.numa_nodes:
+            return f"{gpus} GPUs do not split evenly over {self.numa_nodes} NUMA nodes"
+        per_numa = gpus // self.numa_nodes
+        if per_numa % self.gpus_per_pcie_root:
+            return (f"{per_numa} GPUs per NUMA node do not fill PCIe roots of {self.gpus_per_pcie_root} "
+                    "(a PCIe root belongs to one NUMA node)")
+        return ""
+
+    def label(self) -> str:
+        """The ``drakit.dev/node-topology`` label value, e.g. ``root4-numa1``."""
+        return f"root{self.gpus_per_pcie_root}-numa{self.numa_nodes}"
+
+    def place(self, minor: int, gpus: int) -> tuple[int, int]:
+        """(NUMA node, PCIe root index) of GPU ``minor``."""
+        return minor // (gpus // self.numa_nodes), minor // self.gpus_per_pcie_root
+
+
+def _default_place(minor: int, gpus: int) -> tuple[int, int]:
+    # GPUs 0..n/2-1 on NUMA node 0, the rest on 1; pairs of GPUs share a PCIe root.  Also used
+    # for odd GPU counts, which no explicit Topology accepts.
+    return (0 if minor < max(1, gpus // 2) else 1), minor // 2
+
+
+def nvidia_gpu(node: str, sku: NvidiaSku, minor: int, gpus_per_node: int, topology: Topology | None = None) -> dict[str, Any]:
     """One full GPU (``type: gpu``) as the driver's main branch publishes it."""
-    # GPUs 0..n/2-1 on NUMA node 0, the rest on 1; pairs of GPUs share a PCIe root.
-    numa = 0 if minor < max(1, gpus_per_node // 2) else 1
-    root_bus = 0x15 + 0x10 * (minor // 2)
-    bus = root_bus + 3 + (minor % 2)
+    numa, root = topology.place(minor, gpus_per_node) if topology is not None else _default_place(minor, gpus_per_node)
+    per_root = topology.gpus_per_pcie_root if topology is not None else 2
+    root_bus = 0x15 + 0x10 * -(-(per_root + 3) // 0x10) * root  # buses of one root never reach the next
+    bus = root_bus + 3 + minor - root * per_root
     return {
         "name": f"gpu-{minor}",
         "attributes": {
@@ -135,17 +175,35 @@ def parse_template(template: str) -> tuple[str, int]:
     return base, int(count[:-1])
 
 
-def expand(template: str, node_name: str, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """A Node and its ResourceSlice for ``template`` (e.g. ``h100-8x``)."""
+def driver_of(template: str) -> str:
+    """The driver whose ResourceSlice ``template``'s nodes carry."""
+    return EXAMPLE_DRIVER if parse_template(template)[0] == "example" else NVIDIA_DRIVER
+
+
+def check_topology(template: str, topology: Topology) -> str:
+    """Why ``topology`` does not fit ``template`` ("" when it does)."""
     sku_key, count = parse_template(template)
+    if sku_key == "example":
+        return "dra-example-driver publishes no PCIe or NUMA attributes"
+    return topology.check(count)
+
+
+def expand(
+    template: str, node_name: str, labels: dict[str, str] | None = None, topology: Topology | None = None
+) -> list[dict[str, Any]]:
+    """A Node and its ResourceSlice for ``template`` (e.g. ``h100-8x``), optionally with ``topology``."""
+    sku_key, count = parse_template(template)
+    node_labels = {"drakit.dev/node-template": template}
     if sku_key == "example":
         devices = [example_gpu(node_name, i) for i in range(count)]
         driver = EXAMPLE_DRIVER
     else:
         sku = NVIDIA_SKUS[sku_key]
-        devices = [nvidia_gpu(node_name, sku, i, count) for i in range(count)]
+        devices = [nvidia_gpu(node_name, sku, i, count, topology) for i in range(count)]
         driver = NVIDIA_DRIVER
-    return [node(node_name, {"drakit.dev/node-template": template, **(labels or {})}), resource_slice(driver, node_name, devices)]
+        if topology is not None:
+            node_labels["drakit.dev/node-topology"] = topology.label()
+    return [node(node_name, {**node_labels, **(labels or {})}), resource_slice(driver, node_name, devices)]
 
 
 def nvidia_device_class(name: str = NVIDIA_DRIVER, device_type: str = "gpu") -> dict[str, Any]:

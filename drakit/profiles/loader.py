@@ -449,5 +449,7 @@ def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileS
         # Not "every bundled profile": the user named files, and none holds a profile.
         names = ", ".join(name for _, name in texts)
         raise InvalidInput(f"{names}: no Profile documents (apiVersion: {API_VERSION}, kind: {KIND})")
-    given = tuple(dict.fromkeys([*pset.given, *select]))
+    # With names selected too, parse_profiles reports only those: add the files' own profiles.
+    defined = parse_profiles(texts, lib).given if select else pset.given
+    given = tuple(dict.fromkeys([*defined, *select]))
     return ProfileSet(pset.profiles, given)

@@ -1,25 +1,35 @@
-"""The platform trial as a table: the training and evaluation profiles on an inventory.
+"""The platform trial as a table: capability profiles on an inventory, with checks derived from them.
 
-The product brief's acceptance test: on the demo cluster (24 GB-class L4s and 80 GB H100s),
-``training-48g`` (>= 48 GiB per device) must exclude every 24 GB device, and ``evaluation``
-must keep both kinds while preferring the smaller.  :func:`trial_table` computes the table
-and those three checks; ``drakit trial`` prints it.  Pure given the objects and profiles.
+For each profile, every device of its driver is either eligible (and, with ``alternatives``,
+taken by the first alternative it satisfies) or excluded with a reason.  The checks hold the
+compiled selectors to what the profile itself says, on the devices this inventory publishes:
+
+* a memory bound excludes every device beyond it (``training-48g``: nothing under 48Gi), and
+  a product list admits only the products it names;
+* each alternative keeps devices of its own (none is shadowed by an earlier one or matches
+  nothing here), and ``smallest-first`` alternatives take smaller devices before larger;
+* a claim of the profile fits on some node (count, colocation);
+* the CEL the compiler emitted agrees with the profile's meaning on every device.
+
+:func:`trial_table` computes the table and the checks; ``drakit trial`` prints it.  Pure
+given the objects and profiles.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from drakit.profiles.compile import compile_profile, drivers_for
-from drakit.profiles.eligibility import Eligibility, Evaluator, eligibility, wire_objects
+from drakit.profiles.compile import CompiledProfile, compile_profile, drivers_for, effective
+from drakit.profiles.eligibility import DeviceRow, Eligibility, Evaluator, eligibility, wire_objects
 from drakit.profiles.loader import ProfileSet, ResolvedProfile, example_texts, parse_profiles
+from drakit.profiles.model import MemoryBounds, NameSet
+from drakit.profiles.units import parse_memory
 from drakit.quantity import Quantity
 
 TRIAL_PROFILES = ("training-48g", "evaluation")
-# Devices below this are "24 GB class" for the checks (the largest such part publishes 23034Mi).
-SMALL_DEVICE_LIMIT = Quantity.parse("32G")
 
 
 @dataclass(frozen=True)
@@ -104,33 +114,96 @@ def _rows(result: Eligibility) -> list[TrialRow]:
     return sorted(out, key=lambda r: (not r.eligible, r.preference or 0, Quantity.parse(r.memory) if r.memory != "-" else Quantity.parse("0")))
 
 
-def _small(memory: str | None) -> bool:
-    return memory is not None and Quantity.parse(memory) < SMALL_DEVICE_LIMIT
+def _quantity(memory: str | None) -> Quantity | None:
+    return Quantity.parse(memory) if memory is not None else None
 
 
-def _checks(by_name: dict[str, Eligibility]) -> list[TrialCheck]:
-    checks = []
-    train = by_name.get("training-48g")
-    if train is not None:
-        leaked = [f"{r.node}/{r.device}" for r in train.qualifying if _small(r.memory)]
-        small_seen = sum(1 for r in train.excluded if _small(r.memory))
+def _bounds_check(subject: str, verbs: tuple[str, str, str], bounds: MemoryBounds, rows: Sequence[DeviceRow],
+                  taken: Sequence[DeviceRow]) -> TrialCheck:
+    """No device beyond ``bounds`` is among ``taken`` (the devices the bounds apply to)."""
+    low = parse_memory(bounds.min) if bounds.min else None
+    high = parse_memory(bounds.max) if bounds.max else None
+    words = " or ".join(w for w in (f"below {bounds.min}" if low else "", f"above {bounds.max}" if high else "") if w)
+
+    def outside(r: DeviceRow) -> bool:
+        mem = _quantity(r.memory)
+        # A device that publishes no memory cannot be shown to meet a bound.
+        return mem is None or (low is not None and mem < low) or (high is not None and mem > high)
+
+    beyond = sum(1 for r in rows if outside(r))
+    leaked = [f"{r.node}/{r.device}" for r in taken if outside(r)]
+    claim, out, admitted = verbs
+    name = f"{subject} {claim} {words}"
+    if not beyond:
+        return TrialCheck(name, True, f"no device {words} in this inventory")
+    detail = f"{beyond - len(leaked)} {out}, {len(leaked)} {admitted}" + (f" ({', '.join(leaked)})" if leaked else "")
+    return TrialCheck(name, not leaked, detail)
+
+
+def _products_check(subject: str, names: NameSet, taken: Sequence[DeviceRow]) -> TrialCheck:
+    """Every device in ``taken`` is a product ``names`` allows (and none it excludes)."""
+    allow, exclude = set(names.allow or ()), set(names.exclude or ())
+    words = " and ".join(w for w in (f"only {', '.join(sorted(allow))}" if allow else "",
+                                     f"no {', '.join(sorted(exclude))}" if exclude else "") if w)
+    wrong = sorted({r.product for r in taken if (allow and r.product not in allow) or r.product in exclude})
+    return TrialCheck(f"{subject} takes {words}", not wrong,
+                      f"{len(taken)} device(s) taken, all allowed" if not wrong else f"also takes {', '.join(wrong)}")
+
+
+def _span(rows: Sequence[DeviceRow]) -> tuple[Quantity, Quantity] | None:
+    sizes = [q for r in rows if (q := _quantity(r.memory)) is not None]
+    return (min(sizes), max(sizes)) if sizes else None
+
+
+def _alternatives_checks(rp: ResolvedProfile, cp: CompiledProfile, result: Eligibility) -> list[TrialCheck]:
+    names = [o.name for o in cp.options if o.name]
+    by_option = {n: [r for r in result.qualifying if r.option == n] for n in names}
+    empty = [n for n in names if not by_option[n]]
+    detail = ", ".join(f"{n}: {len(by_option[n])} device(s)" + (f" ({', '.join(sorted({r.product for r in by_option[n]}))})" if by_option[n] else "")
+                       for n in names)
+    checks = [TrialCheck(f"{rp.name} keeps each of its alternatives", not empty,
+                         detail if not empty else f"{detail}; {', '.join(repr(n) for n in empty)} takes no device here")]
+    alts = rp.profile.spec.alternatives
+    if alts is not None and alts.order == "smallest-first" and len(names) > 1:
+        spans = [(n, span) for n in names if (span := _span(by_option[n])) is not None]
+        inverted = [(a, b) for (a, sa), (b, sb) in itertools.pairwise(spans) if sa[1] > sb[0]]
+        order = " before ".join(f"{n} ({lo}..{hi})" if lo != hi else f"{n} ({lo})" for n, (lo, hi) in spans)
         checks.append(TrialCheck(
-            "training excludes every 24 GB-class device",
-            not leaked and small_seen > 0,
-            f"{small_seen} excluded, {len(leaked)} admitted" + (f" ({', '.join(leaked)})" if leaked else ""),
+            f"{rp.name} prefers the smaller devices", not inverted,
+            order if not inverted else "; ".join(f"{a!r} takes a device larger than one {b!r} takes" for a, b in inverted),
         ))
-    ev = by_name.get("evaluation")
-    if ev is not None:
-        small = [r for r in ev.qualifying if _small(r.memory)]
-        large = [r for r in ev.qualifying if not _small(r.memory)]
-        checks.append(TrialCheck("evaluation keeps both kinds", bool(small) and bool(large),
-                                 f"{len(small)} small and {len(large)} large devices qualify"))
-        first = ev.options[0] if ev.options else None
-        firsts = [r for r in ev.qualifying if r.option == first]
-        ok = bool(firsts) and all(_small(r.memory) for r in firsts) and all(r.option != first for r in large)
-        checks.append(TrialCheck("evaluation prefers the smaller devices", ok,
-                                 f"first choice {first!r} takes {len(firsts)} device(s), all 24 GB-class" if ok
-                                 else f"first choice {first!r} does not take exactly the small devices"))
+    return checks
+
+
+def _checks(rp: ResolvedProfile, cp: CompiledProfile, result: Eligibility) -> list[TrialCheck]:
+    """The checks the profile's own words imply, on this inventory (see the module docstring)."""
+    spec = rp.profile.spec
+    rows = [*result.qualifying, *result.excluded]
+    checks = []
+    if spec.memory is not None and (spec.memory.min or spec.memory.max):
+        checks.append(_bounds_check(rp.name, ("excludes every device", "excluded", "admitted"), spec.memory, rows, result.qualifying))
+    if spec.products is not None and (spec.products.allow or spec.products.exclude):
+        checks.append(_products_check(rp.name, spec.products, result.qualifying))
+    if spec.alternatives is not None:
+        for alt in spec.alternatives.options:
+            req = effective(spec, alt)
+            taken = [r for r in result.qualifying if r.option == alt.name]
+            subject = f"{rp.name} alternative {alt.name!r}"
+            if alt.memory is not None and req.memory is not None:
+                checks.append(_bounds_check(subject, ("takes no device", "kept out", "taken"), req.memory, rows, taken))
+            if alt.products is not None and req.products is not None and (req.products.allow or req.products.exclude):
+                checks.append(_products_check(subject, req.products, taken))
+        checks += _alternatives_checks(rp, cp, result)
+    fits = [n.node for n in result.nodes if n.fits]
+    reasons = sorted({n.reason for n in result.nodes if not n.fits and n.reason})
+    checks.append(TrialCheck(
+        f"{rp.name} fits on a node", bool(fits),
+        f"{len(fits)} of {len(result.nodes)} node(s): {', '.join(fits)}" if fits
+        else f"no node of {len(result.nodes)} with {cp.schema.driver} devices: " + ("; ".join(reasons) or "no qualifying device"),
+    ))
+    if result.disagreements:
+        checks.append(TrialCheck(f"{rp.name}: compiled CEL says what the profile means", False,
+                                 f"{len(result.disagreements)} disagreement(s), e.g. {result.disagreements[0]}"))
     return checks
 
 
@@ -142,8 +215,12 @@ def trial_table(bundle_or_objects: Any, profiles: Sequence[ResolvedProfile] | Pr
         profiles = trial_profiles()
     selected = profiles.selected() if isinstance(profiles, ProfileSet) else list(profiles)
     results = []
+    checks = []
     for rp in selected:
         for schema in drivers_for(rp):
-            results.append(eligibility(compile_profile(rp, schema), objects, evaluate=evaluate))
+            cp = compile_profile(rp, schema)
+            result = eligibility(cp, objects, evaluate=evaluate)
+            results.append(result)
+            checks += _checks(rp, cp, result)
     rows = [row for res in results for row in _rows(res)]
-    return TrialTable(tuple(rows), tuple(_checks({r.profile: r for r in results})), tuple(results))
+    return TrialTable(tuple(rows), tuple(checks), tuple(results))

@@ -14,6 +14,14 @@ Pipeline, one module per stage: :mod:`.parser` (text → AST, macros) → :mod:`
 the program: constant conversions, constant regex patterns) → :mod:`.cost` (worst-case
 estimate) → :mod:`.interpreter` (closures, runtime cost); :mod:`.env` declares the ``device``
 variable, :mod:`.library` the functions, :mod:`.compile`/:mod:`.cache` are the public API.
+
+Fidelity is measured against upstream (v0.37.2 / cel-go v0.29.2) by the CEL differential in
+``tests/differential`` (README there).  Deliberate differences: new expressions over 10 KiB
+or over the cost budget are rejected as the API server's validation does; after the first
+parser error ANTLR recovers and may report more syntax errors, drakit stops (lexer errors and
+the errors cel-go's visitor reports are all found); expressions that crash upstream (a
+dyn-typed optional list element or map value) compile; ``-`` of a ``dyn`` duration is not
+supported at runtime.
 """
 
 from drakit.selectors.cache import clear_cache, compile_any, compile_selector, evaluate_expression

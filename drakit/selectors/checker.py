@@ -57,11 +57,10 @@ def _type_assignable(t1: CelType, t2: CelType) -> bool:
 
 
 def _assignable_null(t: CelType) -> bool:
+    """cel-go's internalIsAssignableNull: the legacy nullable kinds, and null itself."""
     return t.kind in (
         T.ANY_K,
         T.DURATION_K,
-        T.LIST_K,
-        T.MAP_K,
         T.NULL_K,
         T.OPAQUE_K,
         T.STRUCT_K,
@@ -292,7 +291,7 @@ class Checker:
         name = e.name[1:] if e.name.startswith(".") else e.name
         t, _local = self.lookup_var(name)
         if t is None:
-            self.error(e, f"undeclared reference to '{name}' (in container '')")
+            self.error(e, f"undeclared reference to '{e.name}' (in container '')")
             return self.set(e, T.ERROR)
         self.idents[e.id] = name
         return self.set(e, t)
@@ -510,7 +509,7 @@ class Checker:
         else:
             self.error(
                 e.iter_range,
-                f"expression of type '{self.fmt(range_t)}' cannot be the range of a comprehension "
+                f"expression of type '{self.fmt(range_t)}' cannot be range of a comprehension "
                 "(must be list, map, or dynamic)",
             )
             v1 = T.ERROR

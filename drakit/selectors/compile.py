@@ -33,7 +33,6 @@ from drakit.selectors.parser import (
     Parser,
     Source,
     deep_recursion,
-    render_error,
 )
 from drakit.selectors.types import CelError, CelRuntimeError, CelType, CostLimitExceeded, EvalError
 from drakit.selectors.validators import validate
@@ -157,7 +156,9 @@ def compile_uncached(expression: str, key: EnvKey, *, require_bool: bool = True)
             expression, f"compilation failed: invalid UTF-8 in expression at offset {e.start}", env_name
         )
     size = len(expression.encode("utf-8"))
-    if size > MAX_EXPRESSION_LENGTH:
+    # The 10 KiB limit is the API server's validation of new objects; a stored expression
+    # of any length is compiled (cel-go's own limit is 100,000 code points).
+    if env_name == "new" and size > MAX_EXPRESSION_LENGTH:
         return _fail(
             expression, f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes (got {size})", env_name
         )
@@ -167,9 +168,10 @@ def compile_uncached(expression: str, key: EnvKey, *, require_bool: bool = True)
             parser = Parser(expression)
             root = parser.parse()
         except ParseError as e:
-            return _fail(
-                expression, "compilation failed: " + render_error(source, e.offset, e.message), env_name
-            )
+            found = Issues(source)
+            for issue in e.issues:
+                found.add(issue.offset, issue.message)
+            return _fail(expression, "compilation failed: " + found.render(), env_name)
         except RecursionError:
             return _fail(expression, "compilation failed: expression too deeply nested", env_name)
         parsed = ParsedExpr(root, source, parser.positions, parser.next_id)

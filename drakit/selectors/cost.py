@@ -288,15 +288,16 @@ class Coster:
         s = s.add(self.cost(e.result))
         self._pop(e.accu_var)
         # cel-go copies the result's size (computeSize: computed, declared by path, or fixed
-        # for scalar types) and its entry sizes.
-        size = self.computed(e.result)
+        # for scalar types) and its entry sizes -- after dropping the bound variable, so a
+        # result that is a bare identifier has no size of its own unless its type is scalar.
+        size = None if isinstance(e.result, Ident) else self.computed(e.result)
         if size is None:
             size = self.path_size(self.paths.get(e.result.id))
         if size is None and _is_scalar(self.type_of(e.result)):
             size = ONE
         if size is not None:
             self.sizes[e.id] = size
-        entry = self.entries.get(e.result.id)
+        entry = None if isinstance(e.result, Ident) else self.entries.get(e.result.id)
         if entry is not None:
             self.entries[e.id] = entry
         return s
@@ -361,9 +362,11 @@ class Coster:
         if e.function == "dyn" and len(e.args) == 1 and e.target is None:
             s = ONE.add(self.cost(e.args[0]))
             a = e.args[0]
-            computed = self.computed(a)
-            if computed is not None:
-                self.sizes[e.id] = computed
+            # cel-go copies the argument's computed size (literal, declared or scalar type):
+            # dyn(1) == dyn(2) is a scalar comparison, not one of unknown size.
+            size = self.size(a)
+            if size != UNKNOWN:
+                self.sizes[e.id] = size
             if a.id in self.paths:
                 self.paths[e.id] = self.paths[a.id]
             return s
@@ -481,6 +484,10 @@ class Coster:
         if oid == "list_distinct" and not args:
             sz = self.lib_size(target)
             return _allocating_list(2, sz.mul(sz))
+        if oid.endswith("_sortByAssociatedKeys") and target is not None and len(args) == 1:
+            sz = self.lib_size(args[0])  # ext.Lists sorts by the keys list
+            elem = oid[len("list_") : -len("_sortByAssociatedKeys")]
+            return _allocating_list(2 + (STRING_FACTOR if elem in ("string", "bytes") else 0), sz.mul(sz))
         if oid.startswith("list_") and oid.endswith("_sort") and not args:
             sz = self.lib_size(target)
             elem = oid[len("list_") : -len("_sort")]
@@ -536,10 +543,10 @@ class Coster:
             return sz.by_factor(2 * STRING_FACTOR), Est(0, sz.max)
         if fn == "join" and target is not None:
             ls = self.lib_size(target)
-            sz = ZERO
-            ep = self.paths.get(target.id)
-            es = self.path_size((*ep, "@items") if ep else None) or UNKNOWN
-            sz = ls.mul(es)
+            sz = ZERO  # upstream only sizes the elements of a typed list; a dyn one adds nothing
+            if self.type_of(target).params:
+                ep = self.paths.get(target.id)
+                sz = ls.mul(self.path_size((*ep, "@items") if ep else None) or UNKNOWN)
             if args:
                 sep = self.lib_size(args[0])
                 sz = sz.add(sep.mul(Est(max(ls.min - 1, 0), max(ls.max - 1, 0))))

@@ -173,7 +173,7 @@ class _Walker:
             raise EvalError("no such overload")
         ids = self.c.overloads.get(e.id, [])
         overloads = [o for o in (decl.by_id(i) for i in ids) if o is not None]
-        return _dispatcher(overloads)(value)
+        return _dispatcher(overloads, fname)(value)
 
 
 def _go_type(v: Any) -> str:

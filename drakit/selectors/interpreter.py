@@ -36,6 +36,7 @@ from drakit.selectors.ast import (
 from drakit.selectors.checker import CheckedExpr
 from drakit.selectors.cost import UNIT_COST_QUANTITY_FUNCTIONS
 from drakit.selectors.decls import Overload
+from drakit.selectors.library.ext import MAX_RANGE_SIZE
 from drakit.selectors.types import (
     BOOL_KEYS,
     CelType,
@@ -49,7 +50,7 @@ from drakit.selectors.types import (
     map_key,
     unmap_key,
 )
-from drakit.selectors.values import Semver, go_type_name, map_lookup, size
+from drakit.selectors.values import Semver, format_key, go_type_name, map_lookup, size, type_name
 
 Fn = Callable[["Frame"], Any]
 
@@ -173,7 +174,18 @@ def _traversal(v: Any) -> int:
 # added here is never priced as a constant by mistake.
 _TRAVERSAL_FUNCTIONS = frozenset(("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"))
 _RECEIVER_SIZE_FUNCTIONS = frozenset(
-    ("url", "lowerAscii", "upperAscii", "substring", "trim", "quantity", "isQuantity", "cidr", "isIP", "isCIDR")
+    (
+        "url",
+        "lowerAscii",
+        "upperAscii",
+        "substring",
+        "trim",
+        "quantity",
+        "isQuantity",
+        "cidr",
+        "isIP",
+        "isCIDR",
+    )
 )
 _NET_SIZE_FUNCTIONS = frozenset(("ip", "ip.isCanonical", "containsIP", "containsCIDR", "validate"))
 _SIZE_DEPENDENT_FUNCTIONS = (
@@ -199,7 +211,84 @@ _SIZE_DEPENDENT_OVERLOADS = _SIZE_MIN_OPS | {
 }
 
 
+# cel-go ext.Lists/ext.Sets register their own trackers (they take precedence over the
+# Kubernetes estimator).  They depend on the arguments only, so they are charged *before*
+# the call: sorting a huge list, or building lists.range(n), must hit the cost limit, not
+# the memory or the clock.
+_LIST_CREATE_BASE = 10
+_SETS_FACTOR = {"list_sets_contains_list": 1, "list_sets_intersects_list": 1, "list_sets_equivalent_list": 2}
+
+
+def _self_compare(lst: Any) -> int:
+    n = len(lst)
+    factor = 2.0
+    if n and type(lst[0]) in (str, bytes):
+        factor += 0.1
+    return int(n * n * factor) + 1 + _LIST_CREATE_BASE
+
+
+def pre_call_cost(oid: str, args: tuple[Any, ...]) -> int | None:
+    """The tracker cost of an ext list/set call, known before calling it (None: not one, or
+    arguments of the wrong type, which the call itself then reports)."""
+    try:
+        return _pre_call_cost(oid, args)
+    except TypeError:
+        return None
+
+
+def _pre_call_cost(oid: str, args: tuple[Any, ...]) -> int | None:
+    if oid == "lists_range":
+        n = args[0]
+        return n + 1 + _LIST_CREATE_BASE if type(n) is int and 0 <= n <= MAX_RANGE_SIZE else None
+    if oid == "list_reverse":
+        return len(args[0]) + 1 + _LIST_CREATE_BASE
+    if oid == "list_distinct":
+        return _self_compare(args[0])
+    if oid.endswith("_sort") and oid.startswith("list_"):
+        return _self_compare(args[0])
+    if oid.endswith("_sortByAssociatedKeys"):
+        return _self_compare(args[1])
+    factor = _SETS_FACTOR.get(oid)
+    if factor is not None:
+        return 1 + len(args[0]) * len(args[1]) * factor
+    return None
+
+
+def _post_list_cost(oid: str, args: tuple[Any, ...], result: Any) -> int | None:
+    """Trackers that need the result: slice (its size), flatten (input size × depth)."""
+    if oid == "list_slice":
+        return len(result) + 1 + _LIST_CREATE_BASE
+    if oid in ("list_flatten", "list_flatten_int"):
+        depth = args[1] if len(args) == 2 else 1
+        return int(len(args[0]) * (depth if depth >= 0 else 1)) + 1 + _LIST_CREATE_BASE
+    return None
+
+
+_TRACKED_OVERLOADS = frozenset(
+    (
+        "lists_range",
+        "list_reverse",
+        "list_distinct",
+        "list_slice",
+        "list_flatten",
+        "list_flatten_int",
+        *_SETS_FACTOR,
+    )
+)
+
+
+def _tracked_overload(oid: str) -> bool:
+    return oid in _TRACKED_OVERLOADS or (
+        oid.startswith("list_") and oid.endswith(("_sort", "_sortByAssociatedKeys"))
+    )
+
+
 def call_cost(fn: str, oid: str, args: tuple[Any, ...], result: Any) -> int:
+    tracked = pre_call_cost(oid, args) if _tracked_overload(oid) else None
+    if tracked is None and _tracked_overload(oid):
+        tracked = _post_list_cost(oid, args, result)
+    if tracked is not None:
+        return tracked
     if fn in _TRAVERSAL_FUNCTIONS:
         return _traversal(args[0]) if args else 0
     if fn in _RECEIVER_SIZE_FUNCTIONS and args:
@@ -258,7 +347,7 @@ def _static_call_cost(fn: str, oid: str) -> int | None:
     """The cost of a call when it does not depend on the argument values (None: it does)."""
     if fn in UNIT_COST_QUANTITY_FUNCTIONS:
         return 1
-    if fn in _SIZE_DEPENDENT_FUNCTIONS or oid in _SIZE_DEPENDENT_OVERLOADS:
+    if fn in _SIZE_DEPENDENT_FUNCTIONS or oid in _SIZE_DEPENDENT_OVERLOADS or _tracked_overload(oid):
         return None
     return 1
 
@@ -381,10 +470,11 @@ class Planner:
             def has(fr: Frame) -> bool:
                 v = operand(fr)
                 if isinstance(v, StructValue):
+                    # DRA binds ``device`` as a map that always has all its keys, so has()
+                    # is true for every declared field, whatever its value.
                     if field not in v:
                         raise EvalError(f"no such field '{field}'")
-                    x = v[field]
-                    return not (x is None or x is False or x == "" or x == 0 or x == [] or x == {})
+                    return True
                 if isinstance(v, dict) and hasattr(type(v), "__missing__"):
                     # DRA's outer maps (env.DomainMap) answer every lookup (an unknown domain
                     # is an empty map), and cel-go's has() asks the map's Find: always present.
@@ -428,7 +518,7 @@ class Planner:
                 if isinstance(inner, dict) and field in inner:
                     return Optional(inner[field])
                 return T.OPTIONAL_NONE
-            raise EvalError(f"no such overload: {go_type_name(v)}.{field}")
+            raise EvalError(f"no such key: {field}")  # cel-go's qualifier on a non-container
 
         return self.charge(sel, 1)
 
@@ -465,8 +555,6 @@ class Planner:
             out: dict[Any, Any] = {}
             for kf, vf, opt in entries:
                 k = kf(fr)
-                if type(k) not in (str, int, Uint, bool, float):
-                    raise EvalError(f"unsupported key type: {go_type_name(k)}")
                 v = vf(fr)
                 mk_ = map_key(k)
                 if opt:
@@ -584,11 +672,18 @@ class Planner:
                 if isinstance(v, StructValue):
                     return Optional(v[field]) if field in v else T.OPTIONAL_NONE
                 if isinstance(v, dict):
-                    return Optional(v[field]) if field in v else T.OPTIONAL_NONE
+                    found = field in v or hasattr(type(v), "__missing__")  # DRA's outer maps
+                    return Optional(v[field]) if found else T.OPTIONAL_NONE
                 raise EvalError("no such overload")
 
             return self.charge(opt_sel, 1)
         assert fn_decl is not None, fname
+        if (
+            fname in ("orValue", "or")
+            and e.target is not None
+            and ids in (["optional_orValue_value"], ["optional_or_optional"])
+        ):
+            return self.plan_optional_or(e, value=fname == "orValue")
         rhs = e.args[-1] if e.args else None
         if fname == "@in" and ids == ["in_list"] and isinstance(rhs, CreateList) and not rhs.elements:
             # cel-go's set-membership optimisation: membership in a constant empty list is
@@ -605,7 +700,7 @@ class Planner:
         elif len(overloads) == 1 and all(_concrete(self.c.types.get(a.id, T.DYN_T)) for a in operands):
             impl = overloads[0].impl
         else:
-            impl = _dispatcher(overloads)
+            impl = _dispatcher(overloads, fname)
         assert impl is not None
         oid = ids[0] if len(ids) == 1 else ""
         static_cost = _static_call_cost(fname, oid) if len(ids) == 1 else None
@@ -645,8 +740,14 @@ class Planner:
 
             def tracked(fr: Frame) -> Any:
                 args = tuple(f(fr) for f in arg_fns)
-                v = impl(*args)
                 used = oid or _which(overloads, args)
+                pre = pre_call_cost(used, args)
+                if pre is not None:
+                    fr.cost += pre
+                    if fr.cost > fr.limit:
+                        raise CostLimitExceeded()
+                    return impl(*args)
+                v = impl(*args)
                 fr.cost += call_cost(fname, used, args, v)
                 if fr.cost > fr.limit:
                     raise CostLimitExceeded()
@@ -664,6 +765,22 @@ class Planner:
         else:
             f = lambda fr: impl(*[g(fr) for g in arg_fns])  # noqa: E731
         return self.charge(f, static_cost or 0)
+
+    def plan_optional_or(self, e: Call, *, value: bool) -> Fn:
+        """cel-go special-cases ``opt.or(o)`` / ``opt.orValue(v)``: the alternative is only
+        evaluated when the optional is empty (its errors never surface otherwise)."""
+        assert e.target is not None
+        lhs, rhs = self.plan(e.target), self.plan(e.args[0])
+
+        def optional_or(fr: Frame) -> Any:
+            v = lhs(fr)
+            if type(v) is not Optional:
+                raise EvalError("no such overload")
+            if v.present:
+                return v.value if value else v
+            return rhs(fr)
+
+        return optional_or
 
     def plan_logic(self, e: Call, *, is_and: bool) -> Fn:
         lhs, rhs = (self.plan(a) for a in e.args)
@@ -707,14 +824,58 @@ def _which(overloads: list[Overload], args: tuple[Any, ...]) -> str:
     return overloads[0].id if overloads else ""
 
 
-def _dispatcher(overloads: list[Overload]) -> Callable[..., Any]:
+# cel-go's standard operators and string predicates dispatch on their operand's traits and
+# answer a plain "no such overload"; size() and sort() name the function; every other
+# function is bound per overload and names the function and the runtime argument types.
+_PLAIN_NO_SUCH_OVERLOAD = frozenset(
+    (
+        *("_+_", "_-_", "_*_", "_/_", "_%_", "-_", "!_", "_<_", "_<=_", "_>_", "_>=_", "_==_", "_!=_"),
+        *("@in", "startsWith", "endsWith", "contains", "matches", "orValue", "_?_:_"),
+    )
+)
+_NAMED_NO_SUCH_OVERLOAD = frozenset(("size", "sort"))
+
+
+# The operand types that have the trait an operator dispatches on (cel-go common/types).
+# A left operand without it is "no such overload: <operator>" unless its type receives
+# calls itself (bool, string, duration, timestamp), which answers a plain "no such overload".
+_ADDERS = (int, Uint, float, str, bytes, list, tuple, Duration, Timestamp)
+_OPERATOR_TRAITS: dict[str, tuple[type, ...]] = {
+    "_+_": _ADDERS,
+    "_-_": (int, Uint, float, Duration, Timestamp),
+    "_*_": (int, Uint, float),
+    "_/_": (int, Uint, float),
+    "_%_": (int, Uint),
+    "-_": (int, float, Duration),
+    **dict.fromkeys(("_<_", "_<=_", "_>_", "_>=_"), (bool, int, Uint, float, str, bytes, Duration, Timestamp)),
+}
+
+
+_RECEIVERS = (bool, str, Duration, Timestamp)
+
+
+def no_such_overload_message(fname: str, args: tuple[Any, ...]) -> str:
+    traits = _OPERATOR_TRAITS.get(fname)
+    receivers = _RECEIVERS if len(args) == 1 else _RECEIVERS[1:]  # measured: bool only for '-'
+    if traits is not None and args and type(args[0]) not in traits and type(args[0]) not in receivers:
+        return f"no such overload: {fname}"
+    if fname in _PLAIN_NO_SUCH_OVERLOAD:
+        return "no such overload"
+    if fname in _NAMED_NO_SUCH_OVERLOAD:
+        return f"no such overload: {fname}"
+    if fname == "flatten" and args:
+        return f"no such overload: {type_name(args[0])}.flatten()"
+    return f"no such overload: {fname}({', '.join(type_name(a) for a in args)})"
+
+
+def _dispatcher(overloads: list[Overload], fname: str = "") -> Callable[..., Any]:
     table = [(_overload_matcher(o), o.impl) for o in overloads if o.impl is not None]
 
     def dispatch(*args: Any) -> Any:
         for match, impl in table:
             if match(args):
                 return impl(*args)
-        raise EvalError("no such overload")
+        raise EvalError(no_such_overload_message(fname, args) if fname else "no such overload")
 
     return dispatch
 
@@ -729,7 +890,7 @@ def _index(c: Any, k: Any) -> Any:
                 raise EvalError(f"unsupported index value {k} in list")
             k = int(k)
         elif tk is not int and tk is not Uint:
-            raise EvalError(f"unsupported index type '{go_type_name(k)}' in list")
+            raise EvalError(f"unsupported index type '{type_name(k)}' in list")
         if k < 0 or k >= len(c):
             raise EvalError(f"index out of bounds: {k}")
         return c[k]
@@ -737,7 +898,7 @@ def _index(c: Any, k: Any) -> Any:
         from drakit.selectors.library.ext import _opt_index
 
         return _opt_index(c, k)
-    raise EvalError("no such overload")
+    raise EvalError(f"no such key: {format_key(k)}")  # cel-go's qualifier on a non-container
 
 
 _INDEX: Callable[..., Any] = _index

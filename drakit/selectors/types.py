@@ -14,7 +14,7 @@ distinct map keys, which Python would merge), :class:`Timestamp` and :class:`Dur
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from drakit.errors import SelectorError
@@ -159,6 +159,10 @@ def format_type(t: CelType) -> str:
         return "null"
     if k == ANY_K:
         return "any"
+    if k == DURATION_K:  # the runtime names stay google.protobuf.*; the checker says these
+        return "duration"
+    if k == TIMESTAMP_K:
+        return "timestamp"
     if k == ERROR_K:
         return "!error!"
     return t.name
@@ -196,12 +200,36 @@ class BoolKey:
 BOOL_KEYS = {True: BoolKey(True), False: BoolKey(False)}
 
 
+class IdentityKey:
+    """A map key that cel-go holds by pointer (a list, map or optional): equal only to itself.
+
+    A map literal may use any value as a key; Go keys such values by their pointer, so no
+    other value ever finds them.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 def map_key(k: Any) -> Any:
-    return BOOL_KEYS[k] if type(k) is bool else k
+    t = type(k)
+    if t is bool:
+        return BOOL_KEYS[k]
+    if t is Optional:  # cel-go's optional.none() is one shared value; each of() is new
+        return IdentityKey(k) if k.present else _NONE_KEY
+    if t is list or t is dict or isinstance(k, list | tuple | dict):
+        return IdentityKey(k)
+    return k
 
 
 def unmap_key(k: Any) -> Any:
-    return k.value if type(k) is BoolKey else k
+    t = type(k)
+    return k.value if t is BoolKey or t is IdentityKey else k
 
 
 class LibValue:
@@ -254,6 +282,7 @@ class Optional:
 
 _ABSENT = object()
 OPTIONAL_NONE = Optional(present=False)
+_NONE_KEY = IdentityKey(OPTIONAL_NONE)
 
 
 @dataclass(frozen=True)
@@ -272,14 +301,58 @@ class Duration:
 
     nanos: int
 
+    def __str__(self) -> str:
+        return go_duration(self.nanos)
+
 
 @dataclass(frozen=True, order=True)
 class Timestamp:
-    """google.protobuf.Timestamp in nanoseconds since the epoch (UTC)."""
+    """google.protobuf.Timestamp: nanoseconds since the epoch, plus the UTC offset (seconds)
+    it was written with, which Go's time.Time keeps for printing and arithmetic but which
+    never takes part in comparisons or the date accessors (UTC in Kubernetes)."""
 
     nanos: int
+    offset: int = field(default=0, compare=False)
 
     def to_datetime(self, tz: _dt.tzinfo = _dt.UTC) -> _dt.datetime:
         return _dt.datetime.fromtimestamp(self.nanos // 1_000_000_000, tz).replace(
             microsecond=(self.nanos % 1_000_000_000) // 1000
         )
+
+    def wall(self) -> tuple[_dt.datetime, int]:
+        """(naive wall-clock time in the timestamp's own offset, nanoseconds of the second)."""
+        secs, nanos = divmod(self.nanos + self.offset * 1_000_000_000, 1_000_000_000)
+        return _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=secs), nanos
+
+    def __str__(self) -> str:
+        """Go's time.Time.String(): ``2020-01-01 00:00:00.5 +0100 +0100`` (``+0000 UTC``)."""
+        wall, nanos = self.wall()
+        frac = "." + f"{nanos:09d}".rstrip("0") if nanos else ""
+        sign = "-" if self.offset < 0 else "+"
+        hours, minutes = divmod(abs(self.offset) // 60, 60)
+        zone = f"{sign}{hours:02d}{minutes:02d}"
+        return f"{wall.year:04d}-{wall:%m-%d %H:%M:%S}{frac} {zone} {'UTC' if self.offset == 0 else zone}"
+
+
+def go_duration(nanos: int) -> str:
+    """Go's time.Duration.String(): ``1h30m0s``, ``1.5s``, ``1ms``, ``0s``."""
+    if nanos == 0:
+        return "0s"
+    sign = "-" if nanos < 0 else ""
+    u = abs(nanos)
+    if u < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if u >= size:
+                whole, frac = divmod(u, size)
+                digits = len(str(size)) - 1
+                tail = f"{frac:0{digits}d}".rstrip("0") if digits else ""
+                return f"{sign}{whole}{'.' + tail if tail else ''}{unit}"
+    secs, frac = divmod(u, 1_000_000_000)
+    tail = f"{frac:09d}".rstrip("0")
+    text = f"{secs % 60}{'.' + tail if tail else ''}s"
+    minutes = secs // 60
+    if minutes:
+        text = f"{minutes % 60}m{text}"
+        if minutes >= 60:
+            text = f"{minutes // 60}h{text}"
+    return sign + text

@@ -117,6 +117,8 @@ class SimPod:
     gated: bool = False
     attempts: int = 0
     devices: tuple[str, ...] = ()
+    lane: Any = None  # the drakit.sim.lanes.Lane that holds this pod while it waits, if any
+    lane_pos: int = 0
 
     @property
     def key(self) -> str:
@@ -150,7 +152,10 @@ class SimCluster:
         for i, obj in enumerate(nodes):
             meta = obj.get("metadata") or {}
             cpu, mem, pods = node_capacity(obj)
-            n = SimNode(i, meta["name"], obj, (meta.get("labels") or {}).get("drakit.dev/node-template", ""), cpu, mem, pods)
+            labels = meta.get("labels") or {}
+            # Nodes of one template and topology are alike (the run probes one of each).
+            template = "/".join(v for k in ("drakit.dev/node-template", "drakit.dev/node-topology") if (v := labels.get(k, "")))
+            n = SimNode(i, meta["name"], obj, template, cpu, mem, pods)
             self.nodes.append(n)
             self.node_by_name[n.name] = n
         # (driver, pool) -> owning node index, or -1 for pools that are not node-local.

@@ -32,19 +32,28 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
+def _wait(g: GroupStats, stat: str) -> str:
+    """A wait statistic, marked ``≥`` where an open wait makes it a lower bound."""
+    return ("≥" if stat in g.lower_bounds else "") + _fmt(getattr(g, f"wait_{stat}"))
+
+
 def _group_lines(title: str, groups: Sequence[GroupStats]) -> list[str]:
     lines = [title, f"  {'name':<24} {'pods':>6} {'sched':>6} {'pend':>5} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}  placement"]
+    censored = 0
     for g in groups:
         placement = ", ".join(f"{k} x{v}" for k, v in g.placement) or "-"
         lines.append(
-            f"  {g.name:<24} {g.pods:>6} {g.scheduled:>6} {g.pending:>5} {_fmt(g.wait_p50):>8} "
-            f"{_fmt(g.wait_p90):>8} {_fmt(g.wait_p99):>8} {_fmt(g.wait_max):>8}  {placement}"
+            f"  {g.name:<24} {g.pods:>6} {g.scheduled:>6} {g.pending:>5} {_wait(g, 'p50'):>8} "
+            f"{_wait(g, 'p90'):>8} {_wait(g, 'p99'):>8} {_wait(g, 'max'):>8}  {placement}"
         )
+        censored += g.censored
         if g.stranded.devices:
             lines.append(
                 f"  {'':<24} stranded: {g.stranded.devices} device(s) larger than needed, "
                 f"{g.stranded.device_seconds / 3600:.1f} device-hours, {g.stranded.excess_gib_hours:.1f} GiB-hours unused memory"
             )
+    if censored:
+        lines.append(f"  ≥: lower bound; {censored} pod(s) still waiting at the end count with the time waited so far")
     return lines
 
 
@@ -67,6 +76,11 @@ def render_text(result: SimulationResult) -> str:
     util = result.utilisation()
     for cls, cap in result.class_capacity:
         lines.append(f"  {cls:<32} {_pct(util.get(cls)):>7} of {cap if cap is not None else '?'} devices")
+    lines.append("")
+    lines.append("utilisation by device product (time-weighted mean)")
+    by_product = result.product_utilisation()
+    for product, count in result.product_capacity:
+        lines.append(f"  {product:<32} {_pct(by_product.get(product)):>7} of {count} devices")
     if pending:
         lines.append("")
         lines.append("pending pods")
@@ -90,31 +104,49 @@ def _metrics(result: SimulationResult) -> dict[str, dict[str, float | None]]:
     return out
 
 
+_JSON_METRIC = {"wait_p50": "waitP50", "wait_p90": "waitP90", "wait_p99": "waitP99", "wait_max": "waitMax",
+                "stranded_devices": "strandedDevices"}
+
+
+def _util_diff(a: dict[str, float | None], b: dict[str, float | None]) -> dict[str, float | None]:
+    return {k: None if a.get(k) is None or b.get(k) is None else round((b[k] or 0) - (a[k] or 0), 6) for k in sorted(set(a) | set(b))}
+
+
 def compare_json(base: SimulationResult, variant: SimulationResult, labels: tuple[str, str] = ("base", "variant")) -> dict[str, Any]:
-    """Both runs' summaries and the per-workload differences (variant - base)."""
+    """Both runs' summaries and the per-workload differences (variant - base).
+
+    The keys are fixed (``base``, ``variant``, ``labels``, ``diff``) whatever the runs are
+    called, so a script can read a what-if without knowing the file names or node spec.
+    """
     a, b = _metrics(base), _metrics(variant)
     diff: dict[str, dict[str, float | None]] = {}
     for wl in sorted(set(a) | set(b)):
         row = {}
         for m in (*_METRICS, "stranded_devices"):
             x, y = a.get(wl, {}).get(m), b.get(wl, {}).get(m)
-            row[m] = None if x is None or y is None else round(y - x, 6)
+            row[_JSON_METRIC.get(m, m)] = None if x is None or y is None else round(y - x, 6)
         diff[wl] = row
-    ua, ub = base.utilisation(), variant.utilisation()
-    util = {
-        cls: None if ua.get(cls) is None or ub.get(cls) is None else round((ub[cls] or 0) - (ua[cls] or 0), 6)
-        for cls in sorted(set(ua) | set(ub))
-    }
     return {
-        labels[0]: base.to_json(pods=False, events=False),
-        labels[1]: variant.to_json(pods=False, events=False),
-        "diff": {"workloads": diff, "utilisation": util},
+        "labels": {"base": labels[0], "variant": labels[1]},
+        "base": base.to_json(pods=False, events=False),
+        "variant": variant.to_json(pods=False, events=False),
+        "diff": {
+            "nodes": variant.nodes - base.nodes,
+            "devices": variant.devices - base.devices,
+            "workloads": diff,
+            "utilisation": {
+                "byClass": _util_diff(base.utilisation(), variant.utilisation()),
+                "byProduct": _util_diff(base.product_utilisation(), variant.product_utilisation()),
+            },
+        },
     }
 
 
 def render_compare_text(base: SimulationResult, variant: SimulationResult, labels: tuple[str, str] = ("base", "variant")) -> str:
     """Side by side: one row per workload and metric, with the change."""
     a, b = _metrics(base), _metrics(variant)
+    # (run, workload, statistic) that an open wait makes a lower bound
+    bounds = {(run, g.name, stat) for run, r in (("a", base), ("b", variant)) for g in r.by_workload() for stat in g.lower_bounds}
     la, lb = labels
     lines = [
         f"{'':<34} {la[:16]:>16} {lb[:16]:>16} {'change':>10}",
@@ -125,17 +157,19 @@ def render_compare_text(base: SimulationResult, variant: SimulationResult, label
         for m in (*_METRICS, "stranded_devices"):
             x, y = a.get(wl, {}).get(m), b.get(wl, {}).get(m)
             if m.startswith("wait"):
-                sx, sy = _fmt(x), _fmt(y)
+                stat = m.removeprefix("wait_")
+                sx = ("≥" if ("a", wl, stat) in bounds else "") + _fmt(x)
+                sy = ("≥" if ("b", wl, stat) in bounds else "") + _fmt(y)
                 change = "-" if x is None or y is None else f"{y - x:+.1f}s"
             else:
                 sx, sy = ("-" if x is None else str(int(x))), ("-" if y is None else str(int(y)))
                 change = "-" if x is None or y is None else f"{int(y - x):+d}"
             lines.append(f"{wl + ' ' + m:<34} {sx:>16} {sy:>16} {change:>10}")
-    ua, ub = base.utilisation(), variant.utilisation()
-    for cls in sorted(set(ua) | set(ub)):
-        x, y = ua.get(cls), ub.get(cls)
-        change = "-" if x is None or y is None else f"{(y - x) * 100:+.1f}pt"
-        lines.append(f"{'utilisation ' + cls:<34} {_pct(x):>16} {_pct(y):>16} {change:>10}")
+    for ua, ub in ((base.utilisation(), variant.utilisation()), (base.product_utilisation(), variant.product_utilisation())):
+        for key in sorted(set(ua) | set(ub)):
+            x, y = ua.get(key), ub.get(key)
+            change = "-" if x is None or y is None else f"{(y - x) * 100:+.1f}pt"
+            lines.append(f"{'utilisation ' + key:<34} {_pct(x):>16} {_pct(y):>16} {change:>10}")
     return "\n".join(lines) + "\n"
 
 
@@ -148,26 +182,38 @@ def _figure(runs: Sequence[tuple[str, SimulationResult]]) -> Any:
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "drakit-sim"
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
-    fig, (ax_util, ax_queue) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
+    fig, (ax_class, ax_product, ax_queue) = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
+    end = 0.0
     for label, result in runs:
         samples = thin(result.samples)
         times = [s.time / 3600 for s in samples]
         if samples and result.end_time > samples[-1].time:
             samples = [*samples, samples[-1]]
             times = [*times, result.end_time / 3600]
-        for cls, cap in result.class_capacity:
-            if not cap:
-                continue
-            values = [dict(s.by_class).get(cls, 0) / cap * 100 for s in samples]
-            ax_util.step(times, values, where="post", label=f"{label}: {cls}" if len(runs) > 1 else cls)
-        ax_queue.step(times, [s.pending for s in samples], where="post", label=f"{label}: pending" if len(runs) > 1 else "pending")
-    ax_util.set_ylabel("allocated devices (%)")
-    ax_util.set_ylim(0, 105)
-    ax_util.legend(loc="upper right", fontsize="small")
-    ax_util.set_title("utilisation per device class and scheduling queue depth")
+        end = max(end, result.end_time / 3600)
+        prefix = f"{label}: " if len(runs) > 1 else ""
+        for ax, capacity, series in (
+            (ax_class, result.class_capacity, lambda s: s.by_class),
+            (ax_product, result.product_capacity, lambda s: s.by_product),
+        ):
+            for key, cap in capacity:
+                if cap:
+                    values = [dict(series(s)).get(key, 0) / cap * 100 for s in samples]
+                    ax.step(times, values, where="post", label=f"{prefix}{key} ({cap})")
+        ax_queue.step(times, [s.pending for s in samples], where="post", label=f"{prefix}pending")
+    for ax, what in ((ax_class, "device class"), (ax_product, "device product")):
+        ax.set_ylabel("allocated devices (%)")
+        ax.set_ylim(0, 105)
+        ax.set_title(f"utilisation per {what}")
+        ax.legend(loc="upper right", fontsize="small")
+    ax_queue.set_title("scheduling queue depth")
     ax_queue.set_ylabel("pending pods")
+    ax_queue.set_ylim(bottom=0)
+    ax_queue.yaxis.set_major_locator(MaxNLocator(integer=True))  # pods come in whole numbers
     ax_queue.set_xlabel("simulated time (hours)")
+    ax_queue.set_xlim(0, end or 1)
     ax_queue.legend(loc="upper right", fontsize="small")
     fig.tight_layout()
     return fig
@@ -197,7 +243,7 @@ def chart_html(runs: Sequence[tuple[str, SimulationResult]]) -> str:
     title = html.escape(" vs ".join(f"{label} ({r.scenario}, seed {r.seed})" for label, r in runs))
     rows = "".join(
         f"<tr><td>{html.escape(label)}</td><td>{html.escape(g.name)}</td><td>{g.pods}</td><td>{g.scheduled}</td>"
-        f"<td>{g.pending}</td><td>{_fmt(g.wait_p50)}</td><td>{_fmt(g.wait_p90)}</td><td>{_fmt(g.wait_p99)}</td></tr>"
+        f"<td>{g.pending}</td><td>{_wait(g, 'p50')}</td><td>{_wait(g, 'p90')}</td><td>{_wait(g, 'p99')}</td></tr>"
         for label, r in runs
         for g in r.by_workload()
     )

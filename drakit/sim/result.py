@@ -9,7 +9,7 @@ interpolated one, which keeps reports stable and easy to check by hand.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,7 +106,12 @@ class Stranded:
 
 @dataclass(frozen=True)
 class GroupStats:
-    """Summary of the pods of one workload or recipe."""
+    """Summary of the pods of one workload or recipe.
+
+    Waits of pods still Pending at the end are *censored*: they count with the time waited so
+    far (a lower bound), so a backlog raises the percentiles instead of vanishing from them.
+    ``lower_bounds`` names the statistics that such a wait makes a lower bound.
+    """
 
     name: str
     pods: int
@@ -119,6 +124,8 @@ class GroupStats:
     wait_mean: float | None
     placement: tuple[tuple[str, int], ...]  # device product -> devices
     stranded: Stranded
+    censored: int = 0  # waits still open at the end
+    lower_bounds: tuple[str, ...] = ()  # of "p50", "p90", "p99", "max", "mean"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,6 +139,8 @@ class GroupStats:
                 "p99": _num(self.wait_p99),
                 "max": _num(self.wait_max),
                 "mean": _num(self.wait_mean),
+                "censored": self.censored,
+                "lowerBounds": list(self.lower_bounds),
             },
             "placement": dict(self.placement),
             "stranded": self.stranded.to_json(),
@@ -162,7 +171,7 @@ class SimulationResult:
     # -- summaries ------------------------------------------------------------------------------
 
     def by_workload(self) -> list[GroupStats]:
-        return _groups(self.pods, lambda p: p.workload, dict(self.stranded))
+        return _groups(self.pods, lambda p: p.workload, dict(self.stranded), self.end_time)
 
     def by_recipe(self) -> list[GroupStats]:
         recipe_of = dict(self.workload_recipes)
@@ -170,19 +179,28 @@ class SimulationResult:
         for wl, s in self.stranded:
             r = recipe_of.get(wl, "") or "(none)"
             stranded[r] = _add_stranded(stranded.get(r, Stranded()), s)
-        return _groups(self.pods, lambda p: p.recipe or "(none)", stranded)
+        return _groups(self.pods, lambda p: p.recipe or "(none)", stranded, self.end_time)
 
     def pending(self) -> list[PodResult]:
         return [p for p in self.pods if p.phase == "Pending"]
 
     def utilisation(self) -> dict[str, float | None]:
         """Mean allocated fraction per device class over the run (time-weighted)."""
+        return self._utilisation(self.class_capacity, lambda s: s.by_class)
+
+    def product_utilisation(self) -> dict[str, float | None]:
+        """Mean allocated fraction per device product (of every device of that product)."""
+        return self._utilisation(self.product_capacity, lambda s: s.by_product)
+
+    def _utilisation(
+        self, capacity: Sequence[tuple[str, int | None]], series: Callable[[Sample], tuple[tuple[str, int], ...]]
+    ) -> dict[str, float | None]:
         out: dict[str, float | None] = {}
-        for cls, cap in self.class_capacity:
+        for key, cap in capacity:
             if not cap:
-                out[cls] = None
+                out[key] = None
                 continue
-            out[cls] = _time_weighted(self.samples, lambda s, c=cls: dict(s.by_class).get(c, 0), self.end_time) / cap
+            out[key] = _time_weighted(self.samples, lambda s, k=key: dict(series(s)).get(k, 0), self.end_time) / cap
         return out
 
     def placements(self) -> dict[str, str]:
@@ -190,7 +208,7 @@ class SimulationResult:
         return {f"{p.namespace}/{p.name}": (p.node or f"Pending: {p.message}") for p in self.pods}
 
     def to_json(self, *, pods: bool = True, events: bool = True) -> dict[str, Any]:
-        util = self.utilisation()
+        util, by_product = self.utilisation(), self.product_utilisation()
         doc: dict[str, Any] = {
             "scenario": self.scenario,
             "seed": self.seed,
@@ -212,7 +230,10 @@ class SimulationResult:
                 "byClass": {
                     cls: {"capacity": cap, "meanUtilisation": _num(util.get(cls))} for cls, cap in self.class_capacity
                 },
-                "byProduct": dict(self.product_capacity),
+                "byProduct": {
+                    product: {"capacity": cap, "meanUtilisation": _num(by_product.get(product))}
+                    for product, cap in self.product_capacity
+                },
             },
             "series": [
                 {
@@ -239,8 +260,12 @@ def percentile(sorted_values: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile of already sorted values (None for no values)."""
     if not sorted_values:
         return None
-    rank = max(1, math.ceil(q / 100 * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
+    return sorted_values[_rank(len(sorted_values), q) - 1]
+
+
+def _rank(n: int, q: float) -> int:
+    """The 1-based nearest rank of percentile ``q`` among ``n`` values."""
+    return min(max(1, math.ceil(q / 100 * n)), n)
 
 
 def thin(samples: Sequence[Sample], limit: int = MAX_REPORT_SAMPLES) -> list[Sample]:
@@ -269,14 +294,26 @@ def _add_stranded(a: Stranded, b: Stranded) -> Stranded:
     return Stranded(a.devices + b.devices, a.device_seconds + b.device_seconds, a.excess_gib_hours + b.excess_gib_hours)
 
 
-def _groups(pods: Iterable[PodResult], key: Any, stranded: Mapping[str, Stranded]) -> list[GroupStats]:
+def _groups(pods: Iterable[PodResult], key: Any, stranded: Mapping[str, Stranded], end: float) -> list[GroupStats]:
     groups: dict[str, list[PodResult]] = {}
     for p in pods:
         groups.setdefault(key(p), []).append(p)
     out = []
     for name in sorted(groups):
         members = groups[name]
-        waits = sorted(w for p in members if (w := p.wait) is not None)
+        # (wait, open): a pod still waiting at the end counts with the time it has waited so
+        # far; sorting puts an open wait after an equal closed one, so ties stay exact.
+        ranked = sorted((w, False) if (w := p.wait) is not None else (max(0.0, end - p.arrival), True) for p in members)
+        waits = [w for w, _ in ranked]
+        censored = sum(1 for _, is_open in ranked if is_open)
+        bounds: list[str] = []
+        if censored:
+            # A quantile is exact only if no open wait ranks at or below it.
+            first_open = next(i for i, (_, is_open) in enumerate(ranked) if is_open)
+            for label, q in (("p50", 50), ("p90", 90), ("p99", 99)):
+                if first_open < _rank(len(ranked), q):
+                    bounds.append(label)
+            bounds += ["max", "mean"]
         placement: dict[str, int] = {}
         for p in members:
             for product in p.products:
@@ -285,7 +322,7 @@ def _groups(pods: Iterable[PodResult], key: Any, stranded: Mapping[str, Stranded
             GroupStats(
                 name=name,
                 pods=len(members),
-                scheduled=len(waits),
+                scheduled=sum(1 for p in members if p.scheduled is not None),
                 pending=sum(1 for p in members if p.phase == "Pending"),
                 wait_p50=percentile(waits, 50),
                 wait_p90=percentile(waits, 90),
@@ -294,6 +331,8 @@ def _groups(pods: Iterable[PodResult], key: Any, stranded: Mapping[str, Stranded
                 wait_mean=(sum(waits) / len(waits)) if waits else None,
                 placement=tuple(sorted(placement.items())),
                 stranded=stranded.get(name, Stranded()),
+                censored=censored,
+                lower_bounds=tuple(bounds),
             )
         )
     return out

@@ -38,6 +38,7 @@ from drakit.sim.controller import (
     generate_name,
     name_from_generate_name,
 )
+from drakit.sim.lanes import Lane
 from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
 from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes, parse_cpu_milli
 from drakit.sim.scheduler import Scheduler, spec_signature
@@ -102,6 +103,50 @@ def _class_of(spec: Mapping[str, Any], request: str) -> str:
     return ""
 
 
+MAX_PROBED_CHOICES = 64
+"""Combinations of firstAvailable alternatives probed per template for stranded capacity;
+beyond that a template's allocations are not counted as stranded."""
+
+
+def _choices(spec: Mapping[str, Any]) -> list[tuple[str, ...]]:
+    """Every combination of one alternative per firstAvailable request, as ``request/sub`` names."""
+    import itertools
+
+    per_request = [
+        [f"{r.get('name')}/{sub.get('name')}" for sub in r["firstAvailable"]]
+        for r in (spec.get("devices") or {}).get("requests") or []
+        if r.get("firstAvailable")
+    ]
+    count = 1
+    for alternatives in per_request:
+        count *= len(alternatives)
+    return list(itertools.product(*per_request)) if count <= MAX_PROBED_CHOICES else []
+
+
+def _restrict(spec: Mapping[str, Any], choice: tuple[str, ...]) -> dict[str, Any]:
+    """``spec`` with each firstAvailable request cut down to its alternative in ``choice``."""
+    chosen = set(choice)
+    requests = []
+    for r in (spec.get("devices") or {}).get("requests") or []:
+        if r.get("firstAvailable"):
+            r = {**r, "firstAvailable": [s for s in r["firstAvailable"] if f"{r.get('name')}/{s.get('name')}" in chosen]}
+        requests.append(r)
+    return {**spec, "devices": {**(spec.get("devices") or {}), "requests": requests}}
+
+
+def _chosen(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The alternatives an allocation took, in the order :func:`_choices` lists them."""
+    taken = {str(r.get("request", "")) for r in results}
+    out = []
+    for r in (spec.get("devices") or {}).get("requests") or []:
+        for sub in r.get("firstAvailable") or []:
+            name = f"{r.get('name')}/{sub.get('name')}"
+            if name in taken:
+                out.append(name)
+                break
+    return tuple(out)
+
+
 def _probe_claim(spec: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "resource.k8s.io/v1",
@@ -131,7 +176,7 @@ class Run:
         slices: list[dict[str, Any]] = []
         for group in scenario.nodes:
             for i in range(group.count):
-                node, *node_slices = templates.expand(group.template, f"{group.name_prefix}{i}", dict(group.labels))
+                node, *node_slices = templates.expand(group.template, f"{group.name_prefix}{i}", dict(group.labels), group.topology)
                 nodes.append(node)
                 slices.extend(node_slices)
         classes: list[dict[str, Any]] = []
@@ -197,26 +242,31 @@ class Run:
         for product, _ in self.device_info.values():
             product_capacity[product] = product_capacity.get(product, 0) + 1
         self.product_capacity = product_capacity
-        # smallest device memory on which each claim template's spec fits (for stranded capacity)
-        self.min_fit_memory: dict[str, int] = {}
+        # Smallest device memory on which each claim template's spec fits, per choice of
+        # firstAvailable alternatives (for stranded capacity): an allocation is measured against
+        # what the alternative it was given accepts, so a first choice is never "waste" for
+        # fitting a smaller device that only a later alternative would take.
+        self.min_fit_memory: dict[tuple[str, tuple[str, ...]], int] = {}
         for tmpl in self.templates.values():
             spec = (tmpl.get("spec") or {}).get("spec") or {}
             sig = spec_signature(spec)
-            if sig in self.min_fit_memory:
-                continue
-            best = 0
-            for members in groups.values():
-                answer = self.allocator.fit(self.cluster.nodes[members[0]].obj, [_probe_claim(spec)])
-                if answer.status != "allocated":
+            for choice in _choices(spec):
+                if (sig, choice) in self.min_fit_memory:
                     continue
-                mem = max(
-                    (self.device_info.get((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), ("", 0))[1]
-                     for r in (answer.results[0].get("devices") or {}).get("results") or []),
-                    default=0,
-                )
-                if mem and (best == 0 or mem < best):
-                    best = mem
-            self.min_fit_memory[sig] = best
+                probe = [_probe_claim(_restrict(spec, choice))]
+                best = 0
+                for members in groups.values():
+                    answer = self.allocator.fit(self.cluster.nodes[members[0]].obj, probe)
+                    if answer.status != "allocated":
+                        continue
+                    mem = max(
+                        (self.device_info.get((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), ("", 0))[1]
+                         for r in (answer.results[0].get("devices") or {}).get("results") or []),
+                        default=0,
+                    )
+                    if mem and (best == 0 or mem < best):
+                        best = mem
+                self.min_fit_memory[(sig, choice)] = best
 
         # Phase 3: claims that exist up front (shared claims, possibly already allocated).
         self.usage: dict[str, _Usage] = {}
@@ -236,8 +286,9 @@ class Run:
         self.queue: list[tuple[float, int, int, str, Any]] = []
         self._seq = 0
         self.pods: list[SimPod] = []
-        self.active: list[tuple[int, SimPod]] = []
+        self.active: list[tuple[int, int, SimPod | Lane]] = []  # (seq, lane generation, pod or lane)
         self.unschedulable: dict[int, SimPod] = {}
+        self.lanes: dict[Any, Lane] = {}  # signature -> waiting identical pods (fast path only)
         self.running = 0
         self.samples: list[Sample] = []
         self.jobs: dict[str, list[int]] = {}  # job -> [created, completions]
@@ -257,9 +308,10 @@ class Run:
     def _on_allocated(self, claim: SimClaim, workload: str) -> None:
         alloc = claim.allocation or {}
         spec = claim.obj.get("spec") or {}
-        need = self.min_fit_memory.get(claim.spec_sig, 0)
+        results = (alloc.get("devices") or {}).get("results") or []
+        need = self.min_fit_memory.get((claim.spec_sig, _chosen(spec, results)), 0)
         usage = _Usage(self.now, workload)
-        for r in (alloc.get("devices") or {}).get("results") or []:
+        for r in results:
             key = (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
             product, mem = self.device_info.get(key, (key[0], 0))
             cls = _class_of(spec, str(r.get("request", "")))
@@ -311,7 +363,12 @@ class Run:
         )
         self.pods.append(pod)
         self.cluster.pods[pod.key] = pod
-        # The claim controller: one claim per template entry, before the scheduler sees the pod.
+        # The claim controller (syncPod): one claim per template entry, in order, before the
+        # scheduler sees the pod.  The first entry that fails ends the sync: later entries get
+        # no claim, and the pod's status is not patched, so even the claims already created
+        # are not recorded for it (the controller finds them again on its retries, which fail
+        # the same way while the template is missing).
+        created: dict[str, str] = {}
         for pc in claims:
             if pc.template is None:
                 continue
@@ -324,7 +381,8 @@ class Run:
                     f'PodResourceClaim {pc.name}: resource claim template "{pc.template}": '
                     f'resourceclaimtemplate.resource.k8s.io "{pc.template}" not found',
                 )
-                continue
+                created.clear()
+                break
             generate = generate_name(name, pc.name)
             claim_name = name_from_generate_name(generate, self.names)
             while f"{namespace}/{claim_name}" in self.cluster.claims:
@@ -346,8 +404,9 @@ class Run:
                 sig = self._template_sigs[(namespace, pc.template)] = spec_signature(obj["spec"])
             claim = SimClaim(f"{namespace}/{claim_name}", obj, generated=True, owner_uid=pod.uid, spec_sig=sig)
             self.cluster.claims[claim.key] = claim
-            pod.claim_names[pc.name] = claim_name
-        heapq.heappush(self.active, (pod.seq, pod))
+            created[pc.name] = claim_name
+        pod.claim_names.update(created)
+        heapq.heappush(self.active, (pod.seq, 0, pod))
         return pod
 
     def _workload_pod(self, w: Workload, index: int) -> None:
@@ -414,36 +473,83 @@ class Run:
     def _wake(self) -> None:
         """Something was freed: every unschedulable pod gets another attempt."""
         for seq in sorted(self.unschedulable):
-            heapq.heappush(self.active, (seq, self.unschedulable[seq]))
+            heapq.heappush(self.active, (seq, 0, self.unschedulable[seq]))
         self.unschedulable.clear()
+        for lane in self.lanes.values():
+            heapq.heappush(self.active, (lane.rewind(), lane.gen, lane))
 
     def _schedule_all(self, progress: Progress | None, total: int) -> None:
-        sched = self.scheduler
+        """Attempt every active pod in creation order (lanes stand for their members, see ``lanes``)."""
         while self.active:
-            _, pod = heapq.heappop(self.active)
-            if pod.phase != "Pending":
-                continue
-            attempt = sched.schedule(pod)
-            if attempt.outcome == "bound":
-                self._bind(pod, attempt.node or "")
-                if progress is not None and self._bound % 256 == 0:
-                    progress(self._bound, total)
-                continue
-            if attempt.outcome == "gated":
-                pod.gated = True
-                pod.message, pod.reason = attempt.message, "Gated"
-                continue  # PreEnqueue: no attempt, no event; nothing in a run can ungate it
-            pod.attempts += 1
-            if attempt.message != pod.message:
-                self._event("Warning", "FailedScheduling", pod, attempt.message)
-            pod.message, pod.reason = attempt.message, attempt.reason
-            if attempt.deallocated:
-                # PostFilter freed devices: the claim update re-queues everyone.
-                self._on_released_key(attempt.deallocated)
-                self.unschedulable[pod.seq] = pod
-                self._wake()
-            else:
-                self.unschedulable[pod.seq] = pod
+            _, gen, item = heapq.heappop(self.active)
+            if isinstance(item, Lane):
+                if gen == item.gen:
+                    self._visit_lane(item, progress, total)
+            elif item.phase == "Pending":
+                self._attempt(item, progress, total)
+
+    def _visit_lane(self, lane: Lane, progress: Progress | None, total: int) -> None:
+        """Members up to the next queue entry: all at once while they share a valid failure, else one."""
+        i = lane.skip_dead()
+        if i == len(lane.pods):
+            return
+        memo = self.scheduler.valid_failure(lane.signature)
+        if memo is not None and lane.uniform() == (memo.message, memo.reason):
+            i = lane.count_until(self.active[0][0] if self.active else lane.seqs[-1] + 1)
+        else:
+            gen = lane.gen
+            lane.cursor = i + 1
+            self._attempt(lane.pods[i], progress, total)
+            if lane.gen != gen:
+                return  # the attempt woke everyone: the lane was queued again from its start
+            i = lane.skip_dead()
+        if i < len(lane.pods):
+            lane.gen += 1
+            heapq.heappush(self.active, (lane.seqs[i], lane.gen, lane))
+
+    def _attempt(self, pod: SimPod, progress: Progress | None, total: int) -> None:
+        sched = self.scheduler
+        attempt = sched.schedule(pod)
+        lane = pod.lane
+        if attempt.outcome == "bound":
+            if lane is not None:
+                lane.leave(pod)
+                if not lane.alive:
+                    del self.lanes[lane.signature]
+            self._bind(pod, attempt.node or "")
+            if progress is not None and self._bound % 256 == 0:
+                progress(self._bound, total)
+            return
+        if attempt.outcome == "gated":
+            pod.gated = True
+            pod.message, pod.reason = attempt.message, "Gated"
+            return  # PreEnqueue: no attempt, no event; nothing in a run can ungate it
+        pod.attempts += 1
+        if attempt.message != pod.message:
+            self._event("Warning", "FailedScheduling", pod, attempt.message)
+        old = (pod.message, pod.reason)
+        pod.message, pod.reason = attempt.message, attempt.reason
+        if lane is not None:
+            lane.relabel(old, (pod.message, pod.reason))
+        else:
+            self._park(pod, None if attempt.deallocated else sched.last_signature)
+        if attempt.deallocated:
+            # PostFilter freed devices: the claim update re-queues everyone.
+            self._on_released_key(attempt.deallocated)
+            self._wake()
+
+    def _park(self, pod: SimPod, signature: Any) -> None:
+        """An unschedulable pod waits: in the lane of its signature where one may stand for it."""
+        if self.options.fast and signature is not None and all(pc.template is not None for pc in pod.claims):
+            # Only the pod's own scheduling changes claims made from templates (a pod with a
+            # shared claim waits on its own).
+            lane = self.lanes.get(signature)
+            if lane is None:
+                lane = self.lanes[signature] = Lane(signature)
+            if lane.accepts(pod):
+                lane.join(pod)
+                return
+        self.unschedulable[pod.seq] = pod
 
     def _on_released_key(self, key: str) -> None:
         usage = self.usage.pop(key, None)
@@ -524,6 +630,8 @@ class Run:
         self.now = end
         for usage in self.usage.values():
             self._account(usage, end)
+        for lane in self.lanes.values():
+            lane.settle_all()
         if progress is not None:
             progress(self._bound, total)
         return self._result(end)

@@ -13,8 +13,9 @@ This module only parses; nothing here touches the file system except :func:`load
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ _BASE_BYTES = 120 * 1024 * 1024
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_ADD_NODES = re.compile(r"^(\d+)x([a-z0-9-]+)$")
+ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)(?:@root(\d+)-numa(\d+))?$")
 
 # Lines per path: "" is the document itself, "spec.nodes[0].count" a field.
 LineMap = dict[str, int]
@@ -58,6 +59,7 @@ class NodeGroup:
     template: str
     name_prefix: str
     labels: tuple[tuple[str, str], ...] = ()
+    topology: templates.Topology | None = None  # None: the template's default layout
 
 
 @dataclass(frozen=True)
@@ -107,10 +109,30 @@ class Scenario:
     """Which release's control-plane behaviour to reproduce (``drakit.sim.versions``)."""
 
     def with_nodes(self, extra: Sequence[NodeGroup]) -> Scenario:
-        """A copy with more node groups (``--add-nodes``)."""
+        """A copy with more node groups (``--add-nodes 4xh200-8x``)."""
         from dataclasses import replace
 
         return replace(self, nodes=(*self.nodes, *extra))
+
+    def with_objects(self, extra: Sequence[dict[str, Any]]) -> Scenario:
+        """A copy with more mixed-in manifests (``--add-nodes FILE``: Nodes and ResourceSlices)."""
+        from dataclasses import replace
+
+        return replace(self, objects=(*self.objects, *extra))
+
+    def node_names(self) -> set[str]:
+        """Every node name a run of this scenario will have."""
+        names = {f"{g.name_prefix}{i}" for g in self.nodes for i in range(g.count)}
+        return names | {name_of(o) for o in self.objects if o.get("kind") == "Node"}
+
+    def pools(self) -> set[tuple[str, str]]:
+        """(driver, pool) of every ResourceSlice: node templates publish one pool per node."""
+        out = {(templates.driver_of(g.template), f"{g.name_prefix}{i}") for g in self.nodes for i in range(g.count)}
+        for o in self.objects:
+            if o.get("kind") == "ResourceSlice":
+                spec = o.get("spec") or {}
+                out.add((str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", ""))))
+        return out
 
     def node_count(self) -> int:
         return sum(g.count for g in self.nodes) + sum(1 for o in self.objects if o.get("kind") == "Node")
@@ -272,6 +294,10 @@ class _Checker:
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.add(path, ErrorType.TYPE_INVALID, value, "expected a number of seconds")
             return default
+        if not math.isfinite(value):
+            # YAML's .nan and .inf are floats: they would poison every time and percentile.
+            self.add(path, ErrorType.INVALID, str(value), "must be a finite number of seconds")
+            return default
         if value < minimum:
             self.add(path, ErrorType.INVALID, value, f"must be greater than or equal to {minimum:g}")
             return default
@@ -324,7 +350,8 @@ _SPEC_FIELDS = (
     "until",
     "memoryLimitMiB",
 )
-_NODE_FIELDS = ("count", "template", "namePrefix", "labels")
+_NODE_FIELDS = ("count", "template", "namePrefix", "labels", "topology")
+_TOPOLOGY_FIELDS = ("gpusPerPcieRoot", "numaNodes")
 _WORKLOAD_FIELDS = (
     "name",
     "namespace",
@@ -376,6 +403,22 @@ def parse_bytes(value: Any) -> int:
     return int(float(text))
 
 
+def _quantity(c: _Checker, data: Mapping[str, Any], key: str, path: str, parse: Callable[[Any], int]) -> int:
+    """A cpu or memory request: a quantity, finite and not negative (the API server's rule)."""
+    if key not in data:
+        return 0
+    value = data[key]
+    try:
+        amount = parse(value)
+    except (TypeError, ValueError, OverflowError):
+        c.add(path, ErrorType.INVALID, value, f"not a {key} quantity")
+        return 0
+    if amount < 0:
+        c.add(path, ErrorType.INVALID, value, "must be greater than or equal to 0")
+        return 0
+    return amount
+
+
 def _labels(c: _Checker, data: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
     raw = c.mapping(data, "labels", path)
     out = []
@@ -403,9 +446,21 @@ def _node_group(c: _Checker, raw: Any, path: str) -> NodeGroup | None:
     prefix = c.string(raw, "namePrefix", f"{path}.namePrefix", default=f"{template}-")
     if prefix and not _DNS_SUBDOMAIN.match(prefix.rstrip("-") or "x"):
         c.add(f"{path}.namePrefix", ErrorType.INVALID, prefix, "must be a DNS subdomain prefix")
+    topology = None
+    if raw.get("topology") is not None:
+        spec = c.mapping(raw, "topology", f"{path}.topology")
+        c.unknown(spec, _TOPOLOGY_FIELDS, f"{path}.topology")
+        default = templates.Topology()
+        topology = templates.Topology(
+            c.integer(spec, "gpusPerPcieRoot", f"{path}.topology.gpusPerPcieRoot", default=default.gpus_per_pcie_root, minimum=1),
+            c.integer(spec, "numaNodes", f"{path}.topology.numaNodes", default=default.numa_nodes, minimum=1),
+        )
+        problem = templates.check_topology(template, topology) if template else ""
+        if problem:
+            c.add(f"{path}.topology", ErrorType.INVALID, None, f"{template}: {problem}")
     if not template:
         return None
-    return NodeGroup(count, template, prefix, _labels(c, raw, f"{path}.labels"))
+    return NodeGroup(count, template, prefix, _labels(c, raw, f"{path}.labels"), topology)
 
 
 def _pod_claims(c: _Checker, raw: Any, path: str) -> tuple[PodClaim, ...]:
@@ -470,17 +525,8 @@ def _workload(c: _Checker, raw: Any, path: str, names: set[str]) -> Workload | N
     claims = _pod_claims(c, raw.get("resourceClaims"), f"{path}.resourceClaims")
     resources = c.mapping(raw, "resources", f"{path}.resources")
     c.unknown(resources, ("cpu", "memory"), f"{path}.resources")
-    cpu = mem = 0
-    if "cpu" in resources:
-        try:
-            cpu = parse_cpu_milli(resources["cpu"])
-        except (TypeError, ValueError):
-            c.add(f"{path}.resources.cpu", ErrorType.INVALID, resources["cpu"], "not a cpu quantity")
-    if "memory" in resources:
-        try:
-            mem = parse_bytes(resources["memory"])
-        except (TypeError, ValueError):
-            c.add(f"{path}.resources.memory", ErrorType.INVALID, resources["memory"], "not a memory quantity")
+    cpu = _quantity(c, resources, "cpu", f"{path}.resources.cpu", parse_cpu_milli)
+    mem = _quantity(c, resources, "memory", f"{path}.resources.memory", parse_bytes)
     recipe = c.string(raw, "recipe", f"{path}.recipe")
     profile = c.string(raw, "profile", f"{path}.profile")
     if not name:
@@ -531,9 +577,39 @@ def _check_manifest(source: str, doc: _Doc) -> tuple[list[ObjectErrors], Any]:
             c.add(loc, ErrorType.INVALID, None, err["msg"])
     if not ((data.get("metadata") or {}).get("name")):
         c.add("metadata.name", ErrorType.REQUIRED)
+    if kind == "Pod":
+        _check_pod_times(c, data)
+    elif kind == "Node" and not c.errors:  # the typed model already named malformed quantities
+        allocatable = (data.get("status") or {}).get("allocatable") or {}
+        _quantity(c, allocatable, "cpu", "status.allocatable.cpu", parse_cpu_milli)
+        _quantity(c, allocatable, "memory", "status.allocatable.memory", parse_bytes)
     if c.errors or obj is None:
         return c.problems(), None
     return [], Entry(obj, Document(source, doc.index, doc.line or None, data), str(kind), name_of(data), "")
+
+
+_TIME_ANNOTATIONS = ("drakit.dev/arrival", "drakit.dev/duration")
+
+
+def _check_pod_times(c: _Checker, pod: Mapping[str, Any]) -> None:
+    """A mixed-in pod's arrival and duration (finite seconds, not negative) and its requests."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    for key in _TIME_ANNOTATIONS:
+        if key not in annotations:
+            continue
+        path = f"metadata.annotations.{key}"
+        try:
+            value = float(annotations[key])
+        except (TypeError, ValueError):
+            c.add(path, ErrorType.INVALID, annotations[key], "expected a number of seconds")
+            continue
+        if not math.isfinite(value) or value < 0:
+            c.add(path, ErrorType.INVALID, annotations[key], "must be a finite number of seconds, at least 0")
+    for i, container in enumerate((pod.get("spec") or {}).get("containers") or []):
+        requests = ((container or {}).get("resources") or {}).get("requests") or {}
+        path = f"spec.containers[{i}].resources.requests"
+        _quantity(c, requests, "cpu", f"{path}.cpu", parse_cpu_milli)
+        _quantity(c, requests, "memory", f"{path}.memory", parse_bytes)
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
@@ -654,11 +730,79 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(text, str(path))
 
 
+_NODE_KINDS = ("Node", "ResourceSlice")
+
+
+def parse_node_manifests(text: str, source: str, scenario: Scenario) -> tuple[dict[str, Any], ...]:
+    """``--add-nodes FILE``: the user's own Nodes and ResourceSlices, checked against ``scenario``.
+
+    Every document is validated as the API server would (typed model, then the same rules as
+    ``drakit validate``); a Node or pool that the scenario already has, or a slice for a node
+    that exists nowhere, is an error at its line rather than a silently different cluster.
+    """
+    from drakit.model import validate_report
+
+    docs = _parse_stream(text, source)
+    problems: list[ObjectErrors] = []
+    objects: list[dict[str, Any]] = []
+    entries: list[Any] = []
+    names, pools = scenario.node_names(), scenario.pools()
+    for d in docs:
+        c = _Checker(source, d)
+        data = d.data
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if kind not in _NODE_KINDS:
+            c.add("kind", ErrorType.NOT_SUPPORTED, kind, "--add-nodes takes Node and ResourceSlice manifests")
+            problems.extend(c.problems())
+            continue
+        checked, entry = _check_manifest(source, d)
+        problems.extend(checked)
+        if entry is not None:
+            entries.append(entry)
+        if kind == "Node":
+            name = name_of(data)
+            if name in names:
+                c.add("metadata.name", ErrorType.DUPLICATE, name, "a node of this name exists already (in the scenario or earlier in this file)")
+            names.add(name)
+        objects.append(data)
+        problems.extend(c.problems())
+    for d, data in ((d, d.data) for d in docs if isinstance(d.data, dict) and d.data.get("kind") == "ResourceSlice"):
+        c = _Checker(source, d)
+        spec = data.get("spec") or {}
+        pool = (str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", "")))
+        if pool in pools:
+            c.add("spec.pool.name", ErrorType.DUPLICATE, pool[1], f"the scenario already publishes pool {pool[1]!r} of driver {pool[0]!r}")
+        node_name = spec.get("nodeName")
+        if node_name and node_name not in names:
+            c.add("spec.nodeName", ErrorType.NOT_FOUND, node_name, "no Node of this name in the scenario or this file")
+        problems.extend(c.problems())
+    problems.extend(validate_report(entries, scenario.features).errors)
+    if not objects and not problems:
+        raise InvalidInput(f"{source}: --add-nodes: no Node or ResourceSlice in this file")
+    if problems:
+        raise InvalidInput(problems)
+    return tuple(objects)
+
+
+def load_node_manifests(path: str | Path, scenario: Scenario) -> tuple[dict[str, Any], ...]:
+    """Read ``--add-nodes FILE`` (the I/O edge) and check it with :func:`parse_node_manifests`."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InvalidInput(f"{path}: cannot read nodes: {e.strerror or e}") from None
+    return parse_node_manifests(text, str(path), scenario)
+
+
 def parse_add_nodes(spec: str) -> NodeGroup:
-    """``4xh200-8x`` -> four h200-8x nodes named ``whatif-h200-8x-<i>``."""
-    m = _ADD_NODES.match(spec.strip())
+    """``4xh200-8x`` -> four h200-8x nodes named ``whatif-h200-8x-<i>``.
+
+    ``2xh100-8x@root4-numa2`` also sets the topology (four GPUs per PCIe root, two NUMA
+    nodes), as a node group's ``topology`` does in a scenario.
+    """
+    m = ADD_NODES_PATTERN.match(spec.strip())
     if not m:
-        raise InvalidArgument(f"node group {quote(spec)}: want <count>x<template>, e.g. 4xh200-8x")
+        raise InvalidArgument(f"node group {quote(spec)}: want <count>x<template>[@root<R>-numa<M>], e.g. 4xh200-8x")
     count, template = int(m.group(1)), m.group(2)
     if count < 1:
         raise InvalidArgument(f"node group {quote(spec)}: count must be at least 1")
@@ -666,4 +810,10 @@ def parse_add_nodes(spec: str) -> NodeGroup:
         templates.parse_template(template)
     except ValueError as e:
         raise InvalidArgument(f"node group {quote(spec)}: {e}") from None
-    return NodeGroup(count, template, f"whatif-{template}-")
+    topology = None
+    if m.group(3) is not None:
+        topology = templates.Topology(int(m.group(3)), int(m.group(4)))
+        problem = templates.check_topology(template, topology)
+        if problem:
+            raise InvalidArgument(f"node group {quote(spec)}: {problem}")
+    return NodeGroup(count, template, f"whatif-{template}-", topology=topology)

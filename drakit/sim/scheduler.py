@@ -203,6 +203,7 @@ class Scheduler:
         # pod signature -> (cluster version, attempt): identical pods fail identically until
         # something in the cluster changes.
         self._failed: dict[Any, tuple[int, Attempt]] = {}
+        self.last_signature: Any = None  # of the pod :meth:`schedule` saw last (None: not reusable)
 
     # -- phase 1: PreEnqueue ------------------------------------------------------------------
 
@@ -269,13 +270,20 @@ class Scheduler:
         signature = None
         if not allocated:
             signature = (pod.cpu, pod.mem, tuple(c.spec_sig for c in pending))
-            memo = self._failed.get(signature)
-            if memo is not None and memo[0] == self.cluster.version:
-                return memo[1]
+            memo = self.valid_failure(signature)
+            if memo is not None:
+                self.last_signature = signature
+                return memo
+        self.last_signature = signature
         attempt = (self._fast_cycle if self.fast else self._cycle)(pod, claims, pending, allocated)
         if signature is not None and attempt.outcome in ("unschedulable", "error") and not attempt.deallocated:
             self._failed[signature] = (self.cluster.version, attempt)
         return attempt
+
+    def valid_failure(self, signature: Any) -> Attempt | None:
+        """The failed attempt of a pod with ``signature`` if the cluster has not changed since."""
+        memo = self._failed.get(signature)
+        return memo[1] if memo is not None and memo[0] == self.cluster.version else None
 
     def _cycle(self, pod: SimPod, claims: list[SimClaim], pending: list[SimClaim], allocated: list[SimClaim]) -> Attempt:
         nodes = self.cluster.nodes

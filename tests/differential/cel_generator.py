@@ -13,6 +13,7 @@ CEL semantics, not input validation.  List-valued attributes only appear with th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -770,6 +771,349 @@ def _ill_typed(draw: st.DrawFn, c: _Ctx) -> str:
     return f"{g(B)} {draw(st.sampled_from(['&&', '||']))} {g(I)}"
 
 
+# --- fidelity corners (issue 13): one production per class of past disagreement ------------
+
+_LITERAL_FORMS = (
+    "1e400",
+    "-1e400",
+    "1e-400",
+    ".5",
+    "1.5e3",
+    "0x1F",
+    "0x1Fu",
+    "0x",
+    "1e",
+    "1.",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "18446744073709551615u",
+    "18446744073709551616u",
+    "'\\u00ff'",
+    "b'\\u00ff'",
+    "b'\\U0001F600'",
+    "b'\\xff'",
+    "b'\\377'",
+    "'\\ud800'",
+    "'\\U00110000'",
+    "'\\x41\\101'",
+    "'\\q'",
+    "'\\x4'",
+    "'\\400'",
+    "r'\\n'",
+    'R"x"',
+    "'''a\nb'''",
+    "r'''x'''",
+    "'''abc",
+    "'abc",
+    'b"',
+    "rb'x'",
+    "br'x'",
+    '"\\a\\b\\f\\n\\r\\t\\v\\?\\`"',
+    "`a.b`",
+    "a = b",
+    "1 & 2",
+    "x é y",
+    ".",
+    ". 1",
+    "if",
+    "device.if",
+)
+_TIMESTAMPS = (
+    "2020-01-01T00:00:00Z",
+    "2020-01-01T00:00:00+01:00",
+    "2020-01-01T00:00:00.5-05:30",
+    "2020-01-01T00:00:00-00:00",
+    "2020-01-01T00:00:00.1234567891Z",
+    "2020-02-30T00:00:00Z",
+    "2020-01-01t00:00:00z",
+    "2020-01-01T00:00:00+25:00",
+    "9999-12-31T23:59:59Z",
+    "0001-01-01T00:00:00Z",
+    "a100",
+)
+_DURATIONS = ("1s", "1h30m", "-1.5s", "1ms", "0s", "100h", "2562047h", "x", "1.5µs", "3ns")
+_ZONES = ("+01:00", "-05:30", "Europe/Paris", "UTC", "", "bad", "+1:x", "+01:70", "Asia/Kolkata")
+_ACCESSORS = (
+    "getFullYear",
+    "getMonth",
+    "getDayOfMonth",
+    "getDate",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getHours",
+    "getMinutes",
+    "getSeconds",
+    "getMilliseconds",
+)
+_NULL_OPERANDS = (
+    "[1]",
+    "{'a': 1}",
+    "1",
+    "'a'",
+    "1u",
+    "1.0",
+    "true",
+    "b'a'",
+    "duration('1s')",
+    "timestamp(0)",
+    "optional.none()",
+    "type(1)",
+    "quantity('1')",
+    "device",
+    "device.attributes",
+    "[null]",
+    "dyn([1])",
+)
+_MAP_KEYS = ("[1]", "{'a': 1}", "dyn(null)", "optional.none()", "duration('1s')", "1.5", "true", "1u")
+
+
+def _corner(c: _Ctx) -> str:
+    """An expression from one of the classes independent generators found (syntax, literals,
+    parser limits, null comparisons, timestamps, list costs, map keys, device fields)."""
+    g = lambda t: _gen(c, t, 1)  # noqa: E731
+    kind = c.draw(st.integers(0, 15))
+    if kind == 0:  # every literal form, alone or inside a larger expression
+        lit = c.pick(_LITERAL_FORMS)
+        return c.pick([lit, f"[{lit}, {c.pick(_LITERAL_FORMS)}]", f"{lit} == {lit}", f"size([{lit}]) == 1"])
+    if kind == 1:  # optional syntax in every position
+        return c.pick(
+            [
+                f"[?optional.of({g(I)}), ?optional.none(), {g(I)}]",
+                f"[ ?optional.of({g(S)})]",
+                f"{{?{g(S)}: optional.of({g(I)}), {g(S)}: {g(I)}}}",
+                f"{{?{g(S)}: optional.none()}}",
+                f"device.attributes[ ?{_quote(c.device['driver'])}].hasValue()",
+                "device. ?attributes.hasValue()",
+                "[?1]",
+                "{?'a': 1}",
+                f"[?optional.of(1)][0] == {g(I)}",
+            ]
+        )
+    if kind == 2:  # the parser's nesting limits, around each boundary
+        n = c.pick([248, 249, 250, 251, 260])
+        op = c.pick(["+", "*", "==", "-", "&&"])
+        term = "true" if op == "&&" else "1"
+        return c.pick(
+            [
+                f" {op} ".join([term] * n) + ("" if op in ("&&", "==") else " > 0"),
+                "(" * (n - 1) + "1" + ")" * (n - 1) + " > 0",
+                "[" * (n // 2) + "]" * (n // 2) + " == []",
+                "a.b" + ".c" * n,
+                "1 < (" * (n // 2) + "1" + ")" * (n // 2),
+                "-" * n + "1 > 0",
+            ]
+        )
+    if kind == 3:  # comparisons with null, for every kind of type
+        other = c.pick([*_NULL_OPERANDS, _attr(c, None)])
+        return c.pick([f"{other} == null", f"null != {other}", f"[{other}] == [null]", f"{other} in [null]"])
+    if kind == 4:  # timestamps and durations: offsets, Go's texts, arithmetic, accessors
+        ts = f"timestamp({_quote(c.pick(_TIMESTAMPS))})"
+        du = f"duration({_quote(c.pick(_DURATIONS))})"
+        return c.pick(
+            [
+                ts,
+                du,
+                f"string({ts})",
+                f"string({du})",
+                f"{ts} + {du}",
+                f"string({ts} - {du})",
+                f"{du} + {ts}",
+                f"{ts} - {ts}",
+                f"{du} - {du}",
+                f"{ts}.{c.pick(_ACCESSORS)}()",
+                f"{ts}.{c.pick(_ACCESSORS)}({_quote(c.pick(_ZONES))})",
+                f"{du}.{c.pick(['getHours', 'getMinutes', 'getSeconds', 'getMilliseconds'])}()",
+                f"timestamp({_attr(c, S)})",
+                f"duration({_attr(c, S)})",
+                f"{ts} < {ts}",
+                f"{du} == {g(I)}",
+                f"type({ts})",
+                f"int({ts})",
+                f"timestamp({c.pick(['0', '1', '-62135596801', '253402300800'])})",
+            ]
+        )
+    if kind == 5:  # integer corners
+        return c.pick(
+            [
+                "-9223372036854775808 % -1",
+                "-9223372036854775808 / -1",
+                f"{g(I)} % {c.pick(['0', '-1', '1'])}",
+                "9223372036854775807 + 1",
+                "-(-9223372036854775808)",
+                f"18446744073709551615u % {c.pick(['0u', '1u'])}",
+            ]
+        )
+    if kind == 6:  # list library bounds; runtime cost charged before materialising
+        n = c.pick(["-1", "0", "3", "1000", "2000", "10000", "1000000", "1000001", "1000000000"])
+        fn_ = c.pick(
+            ["", ".sort()", ".distinct()", ".reverse()", ".slice(0, 2)", ".map(x, string(x)).sort()"]
+        )
+        return f"lists.range({n}){fn_}{c.pick(['.size() > 0', '[0] == 0', '.all(x, x >= 0)', ''])}"
+    if kind == 7:  # static estimates that must not overflow
+        return c.pick(
+            [
+                f"dyn({g(I)}) == dyn({g(I)})",
+                f"dyn({g(S)}) == dyn({g(S)})",
+                f"dyn({g(I)}) + dyn({g(S)}) == 1",
+                f"dyn({_attr(c, None)}) == dyn({g(I)})",
+                f"dyn(dyn({g(I)})) != {g(I)}",
+            ]
+        )
+    if kind == 8:  # map literals with keys of any type
+        key = c.pick(_MAP_KEYS)
+        return c.pick(
+            [
+                f"{{{key}: 2}}",
+                f"size({{{key}: 2}})",
+                f"{key} in {{{key}: 2}}",
+                f"{{{key}: 2}}[{key}]",
+                f"'a' in dyn({{{key}: 2}})",
+            ]
+        )
+    if kind == 9:  # has() and presence on the device's own fields
+        f_ = c.pick(["driver", "allowMultipleAllocations", "attributes", "capacity", "foo"])
+        return c.pick(
+            [
+                f"has(device.{f_})",
+                f"device.{f_} == device.{f_}",
+                f"has(device.attributes.{c.pick(OTHER_DOMAINS)})",
+            ]
+        )
+    if kind == 10:  # runtime dispatch on dyn, "no such overload"
+        return c.pick(
+            [
+                f"dyn({g(I)}).startsWith('a')",
+                f"dyn({g(S)}).size() + {g(I)}",
+                f"dyn({g(I)}) + dyn({g(D)})",
+                f"dyn({g(S)}).matches(1)",
+                f"dyn({g(I)}).isGreaterThan({g(Q)})",
+                "dyn([1]).exists(x, x == 'a')",
+                f"{g(Q)}.add(dyn('x'))",
+            ]
+        )
+    if kind == 11:  # several macro / visitor errors in one expression
+        return c.pick(
+            [
+                "[1].all(1, true) && [2].exists(2, true)",
+                "has(1) || has(a.b.c) && has(d)",
+                "cel.bind(1, 2, 3)",
+                "[1].map(x.y, x)",
+                "if + else",
+                "[1].exists(x, y, x) && [1].all(@result, true)",
+            ]
+        )
+    if kind == 12:  # type names in checker messages
+        t = c.pick(
+            ["duration('1s')", "timestamp(0)", "type(duration('1s'))", "optional.none()", "[duration('1s')]"]
+        )
+        return c.pick([f"{t} == 1", f"string(type({t}))", f"{t} + 1", f"{t}.foo()"])
+    if kind == 13:  # the length limits: 10 KiB validates new expressions only
+        n = c.pick([10_230, 10_241, 100_001])
+        return "true" + " " * (n - 4) if c.chance(2) else "'" + "a" * (n - 7) + "' != ''"
+    if kind == 14:  # comprehensions and bind around error paths
+        return c.pick(
+            [
+                f"cel.bind(x, {g(I)}, cel.bind(y, x + 1, y > x))",
+                "[1, 2].exists(x, x / 0 == 1)",
+                "[1, 2].all(x, x / 0 == 1)",
+                "[0, 1].exists_one(x, 1 / x == 1)",
+                "{'a': 1}.all(k, v, v / 0 == 1)",
+                "[1, 2].transformList(i, v, v * 2) == [2, 4]",
+                "{'a': 1}.transformMap(k, v, v + 1)",
+                "[3, 1, 2].sortBy(x, -x)",
+            ]
+        )
+    # lexer error recovery next to parse errors
+    return " ".join(c.pick(_LITERAL_FORMS + _TOKENS) for _ in range(c.draw(st.integers(2, 6))))
+
+
+# --- every declared function and overload -------------------------------------------------
+
+_SKIP_FUNCTIONS = ("@not_strictly_false", "cel.@mapInsert", "@sortByAssociatedKeys", "_?_:_", "_&&_", "_||_")
+_INFIX = {
+    "_+_": "+",
+    "_-_": "-",
+    "_*_": "*",
+    "_/_": "/",
+    "_%_": "%",
+    "_<_": "<",
+    "_<=_": "<=",
+    "_>_": ">",
+    "_>=_": ">=",
+    "_==_": "==",
+    "_!=_": "!=",
+    "@in": "in",
+}
+_FIXED_ARGS = {
+    "bytes": ("b'ab'", "b''", "b'\\xff'"),
+    "google.protobuf.Duration": ("duration('1s')", "duration('-1h30m')", "duration('0s')"),
+    "google.protobuf.Timestamp": ("timestamp(0)", "timestamp('2020-01-01T00:00:00+01:00')"),
+    "map": ("{'a': 1}", "{}", "{1: 'x'}", "device.attributes", "device.capacity['gpu.example.com']"),
+    "optional_type": ("optional.of(1)", "optional.none()", "optional.of('a')", "device.attributes[?'x.y']"),
+    "type": ("int", "type(1)", "string"),
+    "null_type": ("null",),
+}
+
+
+@lru_cache(maxsize=4)
+def _declared_overloads(lists: bool, consumable: bool) -> tuple[tuple[str, Any], ...]:
+    """(function name, overload) for every overload the DRA environment declares."""
+    from drakit.selectors.env import EnvKey, build_env
+
+    env = build_env(EnvKey("stored", lists, consumable))
+    return tuple(
+        (name, o)
+        for name, f in sorted(env.functions.items())
+        if name not in _SKIP_FUNCTIONS
+        for o in f.overloads
+    )
+
+
+def _arg_for(c: _Ctx, t: Any) -> str:
+    kind, name = t.kind, t.name
+    simple = {"bool": B, "int": I, "uint": U, "double": D, "string": S}
+    if kind in simple:
+        return _gen(c, simple[kind], 1)
+    if name == "kubernetes.Quantity":
+        return _gen(c, Q, 1)
+    if name == "kubernetes.Semver":
+        return _gen(c, V, 1)
+    if kind == "list":
+        elem = t.params[0].kind if t.params else "dyn"
+        return _gen(c, LS if elem == "string" else LI, 1)
+    if name in _FIXED_ARGS:
+        return c.pick(_FIXED_ARGS[name])
+    if kind == "map" or kind == "type":
+        return c.pick(_FIXED_ARGS[kind])
+    return _gen(c, c.pick(TYPES), 1)  # type parameters, dyn
+
+
+def _declared_call(c: _Ctx) -> str:
+    """A call of one declared overload with arguments of its parameter types; sometimes one
+    argument is a dyn() of another type, to reach runtime dispatch and its error texts."""
+    name, overload = c.pick(_declared_overloads(c.lists, "allowMultipleAllocations" in c.device))
+    args = [_arg_for(c, p) for p in overload.params]
+    if args and c.chance(5):
+        i = c.draw(st.integers(0, len(args) - 1))
+        args[i] = f"dyn({_gen(c, c.pick(TYPES), 1)})"
+    if name in _INFIX and len(args) == 2:
+        return f"({args[0]} {_INFIX[name]} {args[1]})"
+    if name == "-_":
+        return f"-({args[0]})"
+    if name == "!_":
+        return f"!({args[0]})"
+    if name == "_[_]":
+        return f"{args[0]}[{args[1]}]"
+    if name == "_[?_]":
+        return f"{args[0]}[?{args[1]}]"
+    if name == "_?._":
+        return f"{args[0]}.?{c.pick(['a', 'model', 'x'])}"
+    if overload.member and args:
+        return f"{args[0]}.{name}({', '.join(args[1:])})"
+    return f"{name}({', '.join(args)})"
+
+
 @st.composite
 def cel_cases(draw: st.DrawFn, max_depth: int = 4) -> CelCase:
     """A generated (expression, device, environment, gates) question."""
@@ -779,14 +1123,20 @@ def cel_cases(draw: st.DrawFn, max_depth: int = 4) -> CelCase:
     environment = draw(st.sampled_from(("stored", "new")))
     device = draw(devices(lists, consumable))
     c = _Ctx(draw, device, lists)
-    kind = draw(st.integers(0, 21))
-    if kind >= 20:  # the IP, CIDR, URL and format libraries (their own grammar)
+    kind = draw(st.integers(0, 27))
+    if kind >= 26:  # the IP, CIDR, URL and format libraries (their own grammar)
         from tests.differential.cel_library_generator import library_cases
 
         return draw(library_cases())
     if kind == 0:
         expression = draw(_ill_typed(c))
         tag = "ill-typed"
+    elif kind >= 22:
+        expression = _corner(c)
+        tag = "corner"
+    elif kind >= 20:
+        expression = _declared_call(c)
+        tag = "declared"
     elif kind <= 3:
         t = draw(st.sampled_from((I, U, D, S, Q, V, LI, LS)))
         expression = _gen(c, t, draw(st.integers(1, max_depth)))

@@ -55,7 +55,8 @@ from drakit.features import Features
 from drakit.quantity import Quantity
 from drakit.selectors import CelError, CelRuntimeError, compile_any, compile_selector, device_view
 from drakit.selectors.library.standard import format_double
-from drakit.selectors.types import Uint, unmap_key
+from drakit.selectors.types import DYN_T as T_DYN
+from drakit.selectors.types import Optional, Uint, unmap_key
 from drakit.selectors.values import Semver
 from tests.differential.cel_generator import CelCase, cel_cases
 from tests.oracle.client import DEFAULT_BINARY, oracle_binary
@@ -92,15 +93,30 @@ def _json_value(v: Any) -> Any:
     if isinstance(v, list | tuple):
         return [_json_value(x) for x in v]
     if isinstance(v, dict):
-        out = {}
-        for k, x in v.items():
-            raw = unmap_key(k)
-            key = _json_value(raw)
-            if type(raw) is float:  # Go prints map keys with %v
-                key = format_double(raw)
-            out[str(key).lower() if type(key) is bool else str(key)] = _json_value(x)
-        return out
+        return {_go_v(unmap_key(k)): _json_value(x) for k, x in v.items()}
+    if type(v) is Optional:
+        return _go_v(v)
     return str(v)
+
+
+def _go_v(v: Any) -> str:
+    """Go's ``%v`` of the native value (how the oracle prints map keys and optionals)."""
+    if v is None:
+        return "<nil>"
+    if type(v) is bool:
+        return "true" if v else "false"
+    if type(v) is float:
+        return format_double(v)
+    if type(v) is bytes:
+        return "[" + " ".join(str(b) for b in v) + "]"
+    if type(v) is Optional:
+        return _go_v(v.value) if v.present else "<nil>"
+    if isinstance(v, list | tuple):
+        return "[" + " ".join(_go_v(x) for x in v) + "]"
+    if isinstance(v, dict):
+        items = sorted((_go_v(unmap_key(k)), _go_v(x)) for k, x in v.items())
+        return "map[" + " ".join(f"{k}:{x}" for k, x in items) + "]"
+    return str(int(v)) if type(v) is Uint else str(v)
 
 
 _TYPE_NAMES = {"null_type": "null", "kubernetes.Quantity": "quantity", "kubernetes.Semver": "semver"}
@@ -149,6 +165,37 @@ def _drakit_answer(case: CelCase) -> dict[str, Any]:
         return out
     out.update(value=_json_value(value), type=_type_name(value))
     return out
+
+
+def upstream_panics(case: CelCase) -> bool:
+    """cel-go v0.29.2's homogeneous-aggregate validator indexes the type parameter of every
+    optional list element / map value; one typed dyn (or a message) has none, and the Go
+    process panics (``validator.go:329``).  Such cases cannot be asked; they are counted."""
+    from drakit.selectors.ast import CreateList, CreateMap, walk
+    from drakit.selectors.checker import check
+    from drakit.selectors.compile import env_key
+    from drakit.selectors.env import build_env
+    from drakit.selectors.parser import ParseError, parse
+
+    if "?" not in case.expression:
+        return False
+    try:
+        parsed = parse(case.expression)
+    except ParseError:
+        return False
+    checked, errors = check(build_env(env_key(case.environment, _features(case.gates))), parsed)
+    if errors:
+        return False
+    for node in walk(parsed.expr):
+        if isinstance(node, CreateList):
+            opt = [node.elements[i] for i in node.optional_indices]
+        elif isinstance(node, CreateMap):
+            opt = [entry.value for entry in node.entries if entry.optional]
+        else:
+            continue
+        if any(not checked.types.get(e.id, T_DYN).params for e in opt):
+            return True
+    return False
 
 
 # --- the oracle, pipelined -----------------------------------------------------------------
@@ -219,7 +266,7 @@ def cel_oracle() -> Any:
 
 # --- comparison ----------------------------------------------------------------------------
 
-_ERROR_HEAD = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
+_ERROR_HEAD = re.compile(r"ERROR: <input>:(-?\d+):(\d+): (.*)")
 
 
 def _phase(answer: dict[str, Any]) -> str:
@@ -233,18 +280,44 @@ def _compile_errors(message: str) -> list[tuple[str, str]]:
 _TOO_COMPLEX = re.compile(r"too complex, exceeds cost limit: estimated cost (\d+) exceeds budget of 1000000")
 
 
-def _validation_rejects(want: dict[str, Any], got: dict[str, Any]) -> bool:
-    """drakit refuses a *new* expression over the cost budget, as the API server's validation
-    does; the oracle's compiler has no such check.  Same estimate = same decision."""
-    m = _TOO_COMPLEX.fullmatch((got.get("error") or {}).get("message", ""))
-    return (
-        m is not None and _phase(want) != "compile" and (want.get("cost") or {}).get("estimated") == int(m[1])
-    )
+_TOO_LONG = re.compile(r"Too long: may not be more than 10240 bytes \(got (\d+)\)")
+
+
+def _validation_rejects(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> bool:
+    """drakit refuses a *new* expression over the cost budget or over 10 KiB, as the API
+    server's validation does; the oracle's compiler has no such checks.  Same estimate (same
+    length) = same decision."""
+    message = (got.get("error") or {}).get("message", "")
+    m = _TOO_COMPLEX.fullmatch(message)
+    if m is not None:
+        return _phase(want) != "compile" and (want.get("cost") or {}).get("estimated") == int(m[1])
+    m = _TOO_LONG.fullmatch(message)
+    return m is not None and int(m[1]) == len(case.expression.encode("utf-8")) > 10240
+
+
+_PARSER_ERROR = re.compile(r"Syntax error: (mismatched input|extraneous input|missing|no viable alternative)")
+
+
+def _syntax_errors_agree(want: list[tuple[str, str]], got: list[tuple[str, str]]) -> bool:
+    """Every error drakit reports is upstream's, word for word, including upstream's first
+    parser error.  Known gap: ANTLR recovers after a parser error and may report more; drakit
+    stops there (lexer errors and cel-go's visitor errors are all reported)."""
+    if want == got:
+        return True
+    first = next((e for e in want if _PARSER_ERROR.match(e[1])), None)
+    if first is None or first not in got:
+        return False
+    remaining = list(want)
+    for e in got:
+        if e not in remaining:
+            return False
+        remaining.remove(e)
+    return True
 
 
 def disagreements(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> list[str]:
     """Differences between the oracle's answer (``want``) and drakit's (``got``)."""
-    if case.environment == "new" and _validation_rejects(want, got):
+    if case.environment == "new" and _validation_rejects(case, want, got):
         return []
     wp, gp = _phase(want), _phase(got)
     if wp != gp:
@@ -257,12 +330,9 @@ def disagreements(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> l
     if wp == "compile":
         wm, gm = want["error"]["message"], got["error"]["message"]
         werrs = _compile_errors(wm)
-        if any(t.startswith("Syntax error") for _, t in werrs):
-            wpos, gpos = [p for p, _ in werrs], [p for p, _ in _compile_errors(gm)]
-            # Known gap: ANTLR recovers and reports further syntax errors; drakit's parser
-            # stops at the first.  Accepted only when that first error is the oracle's first.
-            if wpos != gpos and not (len(gpos) == 1 and wpos[:1] == gpos):
-                problems.append(f"syntax error positions: oracle {wm!r}, drakit {gm!r}")
+        if any(_PARSER_ERROR.match(t) for _, t in werrs):
+            if not _syntax_errors_agree(werrs, _compile_errors(gm)):
+                problems.append(f"syntax errors: oracle {wm!r}, drakit {gm!r}")
         elif wm != gm:
             problems.append(f"compile error: oracle {wm!r}, drakit {gm!r}")
     elif wp == "runtime":
@@ -272,7 +342,7 @@ def disagreements(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> l
         if wm != gm and not wm.startswith(UPSTREAM_PANIC):
             problems.append(f"runtime error: oracle {wm!r}, drakit {gm!r}")
     else:
-        if want.get("type") != got.get("type") or not _same(want.get("value"), got.get("value")):
+        if want.get("type") != got.get("type") or not _same(_unpoint(want.get("value")), got.get("value")):
             problems.append(
                 f"value: oracle {want.get('value')!r} ({want.get('type')}), "
                 f"drakit {got.get('value')!r} ({got.get('type')})"
@@ -286,6 +356,16 @@ def disagreements(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> l
         if we != ge:
             problems.append(f"estimated cost: oracle {we}, drakit {ge}")
     return problems
+
+
+_GO_STRUCT_WITH_POINTER = re.compile(r"\{(\S+) 0x[0-9a-f]+ \d+\}")
+
+
+def _unpoint(v: Any) -> Any:
+    """The oracle prints a format value (``format.uuid()``) as a Go struct with a function
+    pointer, ``{uuid 0xc27520 70}``; only its name is comparable."""
+    m = _GO_STRUCT_WITH_POINTER.fullmatch(v) if isinstance(v, str) else None
+    return m[1] if m else v
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -348,6 +428,8 @@ def _shrink(oracle: CelOracle, kind: str, examples: int, seed_value: int) -> Cel
     @_settings(examples)
     @given(cel_cases())
     def hunt(case: CelCase) -> None:
+        if upstream_panics(case):
+            return
         problems = disagreements(case, oracle.ask(case.request()), drakit_answer(case))
         if problems and signature(problems) == kind:
             smallest.append(case)
@@ -387,7 +469,7 @@ def test_generated_cel_agrees(cel_oracle: CelOracle) -> None:
     report = bool(os.environ.get("DRAKIT_CEL_DIFF_REPORT"))
 
     t0 = time.perf_counter()
-    cases = _generate(examples, seed_value)
+    cases = [c for c in _generate(examples, seed_value) if not upstream_panics(c)]
     t1 = time.perf_counter()
     answers: list[dict[str, Any]] = []
     for chunk in _chunks(cases, 2000):

@@ -35,19 +35,25 @@ def _char_at(s: str, i: int) -> str:
 
 
 def _index_of(s: str, sub: str, start: int = 0) -> int:
-    if start < 0 or start > len(s):
+    """cel-go ext.Strings indexOf (``indexOfOffset``: past the end is -1, not an error)."""
+    if start < 0:
         raise EvalError(f"index out of range: {start}")
-    return s.find(sub, start)
+    if sub == "":  # matches at the offset, clamped to the end
+        return min(start, len(s))
+    return -1 if start >= len(s) else s.find(sub, start)
 
 
 def _last_index_of(s: str, sub: str, start: int | None = None) -> int:
+    """cel-go ext.Strings lastIndexOf (``lastIndexOfOffset`` for the offset form)."""
     if start is None:
         return s.rfind(sub)
-    if start < 0 or (start >= len(s) + (1 if not s else 0) and start > len(s)):
+    if start < 0:
         raise EvalError(f"index out of range: {start}")
-    if start > len(s):
-        raise EvalError(f"index out of range: {start}")
-    return s.rfind(sub, 0, start + len(sub))
+    if sub == "":  # matches at the offset, clamped to the end
+        return min(start, len(s))
+    if start >= len(s):
+        return -1
+    return s.rfind(sub, 0, min(start, len(s) - len(sub)) + len(sub))
 
 
 def _lower_ascii(s: str) -> str:
@@ -180,7 +186,14 @@ def declare_sets(env: Env) -> None:
 # lists (ext.Lists v3 subset)
 
 
+MAX_RANGE_SIZE = 1_000_000  # cel-go ext.Lists' default ListsMaxRangeSize
+
+
 def _range(n: int) -> list[int]:
+    if n < 0:
+        raise EvalError(f"lists.range: size must be non-negative, got {n}")
+    if n > MAX_RANGE_SIZE:
+        raise EvalError(f"lists.range: size {n} exceeds maximum allowed ({MAX_RANGE_SIZE})")
     return list(range(n))
 
 
@@ -252,6 +265,7 @@ def declare_lists_ext(env: Env) -> None:
             [LA, T.list_of(t)],
             LA,
             _sort_by_keys,
+            member=True,
         )
     fn(
         env,
@@ -299,7 +313,8 @@ def _value(o: Optional) -> Any:
 def _opt_index(c: Any, k: Any) -> Optional:
     if isinstance(c, dict):
         mk = map_key(k)
-        return Optional(c[mk]) if mk in c else OPTIONAL_NONE
+        # DRA's outer maps find every domain (an unknown one is an empty map)
+        return Optional(c[mk]) if mk in c or hasattr(type(c), "__missing__") else OPTIONAL_NONE
     if isinstance(c, list | tuple):
         if type(k) in (int, Uint) or (type(k) is float and k == int(k)):
             i = int(k)

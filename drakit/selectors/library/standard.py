@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+import zoneinfo
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -132,6 +133,8 @@ def _div_int(a: int, b: int) -> int:
 def _mod_int(a: int, b: int) -> int:
     if b == 0:
         raise EvalError("modulus by zero")
+    if b == -1 and a == INT64_MIN:  # Go's MinInt64 % -1 overflows; cel-go checks it
+        raise EvalError("integer overflow")
     r = abs(a) % abs(b)
     return r if a >= 0 else -r
 
@@ -280,7 +283,11 @@ _DUR_UNITS = {
     "h": 3600 * 10**9,
 }
 _DUR_RE = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-_MAX_DUR_NANOS = 315576000000 * 10**9  # protobuf Duration range (10000 years)
+
+
+# cel-go's string conversions report any parse failure as a failed conversion.
+_NOT_A_DURATION = "type conversion error from 'string' to 'google.protobuf.Duration'"
+_NOT_A_TIMESTAMP = "type conversion error from 'string' to 'google.protobuf.Timestamp'"
 
 
 def parse_duration(s: str) -> Duration:
@@ -292,20 +299,20 @@ def parse_duration(s: str) -> Duration:
     if text == "0":
         return Duration(0)
     if not text:
-        raise EvalError(f'time: invalid duration "{s}"')
+        raise EvalError(_NOT_A_DURATION)
     total = Decimal(0)
     pos = 0
     while pos < len(text):
         m = _DUR_RE.match(text, pos)
         if m is None or m.group(1) in ("", "."):
-            raise EvalError(f'time: invalid duration "{s}"')
+            raise EvalError(_NOT_A_DURATION)
         total += Decimal(m.group(1)) * _DUR_UNITS[m.group(2)]
         pos = m.end()
     nanos = int(total)
     if neg:
         nanos = -nanos
-    if abs(nanos) > _MAX_DUR_NANOS:
-        raise EvalError("duration out of range")
+    if not INT64_MIN <= nanos <= INT64_MAX:  # Go's time.Duration range
+        raise EvalError(_NOT_A_DURATION)
     return Duration(nanos)
 
 
@@ -320,48 +327,76 @@ def format_duration(d: Duration) -> str:
 
 _MIN_TS = -62135596800 * 10**9  # 0001-01-01T00:00:00Z
 _MAX_TS = 253402300799 * 10**9 + 999_999_999  # 9999-12-31T23:59:59.999999999Z
-_TS_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+_TS_RE = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})")
 
 
 def parse_timestamp(s: str) -> Timestamp:
     m = _TS_RE.fullmatch(s)
     if m is None:
-        raise EvalError(f'parsing time "{s}" as "2006-01-02T15:04:05Z07:00": cannot parse')
+        raise EvalError(_NOT_A_TIMESTAMP)
     y, mo, d, h, mi, se = (int(m.group(i)) for i in range(1, 7))
     try:
         dt = _dt.datetime(y, mo, d, h, mi, se, tzinfo=_dt.UTC)
-    except ValueError as e:
-        raise EvalError(f'parsing time "{s}": {e}') from None
+    except ValueError:
+        raise EvalError(_NOT_A_TIMESTAMP) from None
     frac = m.group(7)
     nanos = int((frac[1:] + "000000000")[:9]) if frac else 0
     tz = m.group(8)
     offset = 0
-    if tz not in ("Z", "z"):
+    if tz != "Z":
+        if int(tz[1:3]) > 23 or int(tz[4:6]) > 59:
+            raise EvalError(_NOT_A_TIMESTAMP)
         sign = 1 if tz[0] == "+" else -1
         offset = sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
     epoch = int((dt - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)).total_seconds()) - offset
-    return _ts(epoch * 10**9 + nanos)
+    return _ts(epoch * 10**9 + nanos, offset)
 
 
-def _ts(nanos: int) -> Timestamp:
+def _ts(nanos: int, offset: int = 0) -> Timestamp:
     if nanos < _MIN_TS or nanos > _MAX_TS:
-        raise EvalError("timestamp out of range")
-    return Timestamp(nanos)
+        raise EvalError("timestamp overflow")
+    return Timestamp(nanos, offset)
 
 
 def _dur(nanos: int) -> Duration:
-    if abs(nanos) > _MAX_DUR_NANOS:
-        raise EvalError("duration out of range")
+    if not INT64_MIN <= nanos <= INT64_MAX:  # Go's time.Duration is int64 nanoseconds
+        raise EvalError("integer overflow")
     return Duration(nanos)
 
 
 def format_timestamp(t: Timestamp) -> str:
-    secs, nanos = divmod(t.nanos, 10**9)
-    dt = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC) + _dt.timedelta(seconds=secs)
-    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    """Go's RFC3339Nano in the timestamp's own offset (``Z`` for UTC)."""
+    wall, nanos = t.wall()
+    base = f"{wall.year:04d}-{wall:%m-%dT%H:%M:%S}"
     if nanos:
         base += "." + f"{nanos:09d}".rstrip("0")
-    return base + "Z"
+    if t.offset == 0:
+        return base + "Z"
+    hours, minutes = divmod(abs(t.offset) // 60, 60)
+    return f"{base}{'-' if t.offset < 0 else '+'}{hours:02d}:{minutes:02d}"
+
+
+def _time_zone(tz: str) -> _dt.tzinfo:
+    """cel-go's timeZone(): an IANA name, or ``[+-]HH:MM`` read with strconv.Atoi."""
+    if ":" not in tz:
+        if tz in ("", "UTC"):
+            return _dt.UTC
+        try:
+            return zoneinfo.ZoneInfo(tz)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise EvalError(f"unknown time zone {tz}") from None
+    hours_text, _, minutes_text = tz.partition(":")
+    hours, minutes = _atoi(hours_text), _atoi(minutes_text)
+    offset = hours * 60 - minutes if tz.startswith("-") else hours * 60 + minutes
+    if abs(offset) >= 24 * 60:
+        raise EvalError(f"unsupported time zone offset: {tz}")  # Python's tzinfo limit
+    return _dt.timezone(_dt.timedelta(minutes=offset))
+
+
+def _atoi(s: str) -> int:
+    if re.fullmatch(r"[+-]?[0-9]+", s) is None:
+        raise EvalError(f'strconv.Atoi: parsing "{s}": invalid syntax')
+    return int(s)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -418,8 +453,8 @@ def declare(env: Env) -> None:
     fn(env, "_+_", "add_bytes", [BYTES, BYTES], BYTES, lambda a, b: a + b)
     fn(env, "_+_", "add_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a + b)
     fn(env, "_+_", "add_duration_duration", [DUR, DUR], DUR, lambda a, b: _dur(a.nanos + b.nanos))
-    fn(env, "_+_", "add_duration_timestamp", [DUR, TS], TS, lambda a, b: _ts(a.nanos + b.nanos))
-    fn(env, "_+_", "add_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos + b.nanos))
+    fn(env, "_+_", "add_duration_timestamp", [DUR, TS], TS, lambda a, b: _ts(a.nanos + b.nanos, b.offset))
+    fn(env, "_+_", "add_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos + b.nanos, a.offset))
     fn(env, "_+_", "add_int64", [INT, INT], INT, _add_int)
     fn(env, "_+_", "add_list", [LA, LA], LA, lambda a, b: [*a, *b])
     fn(env, "_+_", "add_string", [STRING, STRING], STRING, lambda a, b: a + b)
@@ -427,7 +462,14 @@ def declare(env: Env) -> None:
     fn(env, "_-_", "subtract_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a - b)
     fn(env, "_-_", "subtract_duration_duration", [DUR, DUR], DUR, lambda a, b: _dur(a.nanos - b.nanos))
     fn(env, "_-_", "subtract_int64", [INT, INT], INT, _sub_int)
-    fn(env, "_-_", "subtract_timestamp_duration", [TS, DUR], TS, lambda a, b: _ts(a.nanos - b.nanos))
+    fn(
+        env,
+        "_-_",
+        "subtract_timestamp_duration",
+        [TS, DUR],
+        TS,
+        lambda a, b: _ts(a.nanos - b.nanos, a.offset),
+    )
     fn(env, "_-_", "subtract_timestamp_timestamp", [TS, TS], DUR, lambda a, b: _dur(a.nanos - b.nanos))
     fn(env, "_-_", "subtract_uint64", [UINT, UINT], UINT, lambda a, b: check_uint(a - b))
     fn(env, "_*_", "multiply_double", [DOUBLE, DOUBLE], DOUBLE, lambda a, b: a * b)
@@ -538,20 +580,39 @@ def declare(env: Env) -> None:
     fn(env, "timestamp", "string_to_timestamp", [STRING], TS, parse_timestamp)
     fn(env, "timestamp", "timestamp_to_timestamp", [TS], TS, lambda v: v)
     fn(env, "timestamp", "int64_to_timestamp", [INT], TS, lambda v: _ts(v * 10**9))
-    # a few accessors (UTC only)
-    for name, get in (
-        ("getFullYear", lambda t: t.to_datetime().year),
-        ("getMonth", lambda t: t.to_datetime().month - 1),
-        ("getDayOfMonth", lambda t: t.to_datetime().day - 1),
-        ("getDate", lambda t: t.to_datetime().day),
-        ("getDayOfWeek", lambda t: (t.to_datetime().weekday() + 1) % 7),
-        ("getDayOfYear", lambda t: t.to_datetime().timetuple().tm_yday - 1),
-        ("getHours", lambda t: t.to_datetime().hour),
-        ("getMinutes", lambda t: t.to_datetime().minute),
-        ("getSeconds", lambda t: t.to_datetime().second),
-        ("getMilliseconds", lambda t: (t.nanos % 10**9) // 10**6),
-    ):
-        fn(env, name, f"timestamp_to_{name}", [TS], INT, get, member=True)
+    # Accessors: UTC (Kubernetes sets DefaultUTCTimeZone), or in the zone given.
+    accessors: tuple[tuple[str, str, Any], ...] = (
+        ("getFullYear", "year", lambda d: d.year),
+        ("getMonth", "month", lambda d: d.month - 1),
+        ("getDayOfMonth", "day_of_month", lambda d: d.day - 1),
+        ("getDate", "day_of_month_1_based", lambda d: d.day),
+        ("getDayOfWeek", "day_of_week", lambda d: (d.weekday() + 1) % 7),
+        ("getDayOfYear", "day_of_year", lambda d: d.timetuple().tm_yday - 1),
+        ("getHours", "hours", lambda d: d.hour),
+        ("getMinutes", "minutes", lambda d: d.minute),
+        ("getSeconds", "seconds", lambda d: d.second),
+        ("getMilliseconds", "milliseconds", lambda d: d.microsecond // 1000),
+    )
+    for name, unit, get in accessors:
+        fn(
+            env,
+            name,
+            f"timestamp_to_{name}",
+            [TS],
+            INT,
+            (lambda g: lambda t: g(t.to_datetime()))(get),
+            member=True,
+        )
+        with_tz = f"timestamp_to_{unit}_tz" if unit == "seconds" else f"timestamp_to_{unit}_with_tz"
+        fn(
+            env,
+            name,
+            with_tz,
+            [TS, STRING],
+            INT,
+            (lambda g: lambda t, tz: g(t.to_datetime(_time_zone(tz))))(get),
+            member=True,
+        )
     for name, div in (
         ("getHours", 3600 * 10**9),
         ("getMinutes", 60 * 10**9),

@@ -37,8 +37,8 @@ def test_trial_passes_on_demo() -> None:
 def test_trial_text_mentions_the_two_checks() -> None:
     proc = run()
     assert proc.returncode == 0, proc.stderr
-    assert "training excludes every 24 GB-class device" in proc.stdout
-    assert "evaluation prefers the smaller devices" in proc.stdout
+    assert "[ok] training-48g excludes every device below 48Gi: 8 excluded, 0 admitted" in proc.stdout
+    assert "[ok] evaluation prefers the smaller devices: small (23034Mi) before large (81559Mi)" in proc.stdout
     assert "Trial PASSED" in proc.stdout
 
 

@@ -154,3 +154,16 @@ def test_from_bundle_equals_the_typed_objects_dumped(path: str) -> None:
     snap = ClusterSnapshot.from_bundle(bundle)
     dumped = ClusterSnapshot.from_objects([{"kind": e.kind, **to_wire(e.obj)} for e in bundle.entries])
     assert list(snap.objects()) == list(dumped.objects())
+
+
+@settings(max_examples=50, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["Pod", "ResourceClaim", "Node", "Event", "Service"]),
+                          st.sampled_from(["", "ml"]), _names), max_size=12))
+def test_defaulting_happens_once(specs: list[tuple[str, str, str]]) -> None:
+    """A snapshot's objects make the same snapshot again: nothing is defaulted twice or reordered."""
+    objects = [{"kind": k, "metadata": {"name": n, **({"namespace": ns} if ns else {})}} for k, ns, n in specs]
+    snap = ClusterSnapshot.from_objects(objects)
+    again = ClusterSnapshot.from_objects(list(snap.objects()))
+    assert list(again.objects()) == list(snap.objects())
+    assert all(o["kind"] != "Service" for o in snap.objects())
+    assert all(bool(ObjectKey.of(o).namespace) == (o["kind"] != "Node") for o in snap.objects())

@@ -33,7 +33,7 @@ from drakit.selectors import compile_any, compile_selector
         ),
         pytest.param("[1, 'a']", "expected type 'int' but found 'string'", id="homogeneous-list"),
         pytest.param(
-            "1.all(x, true)", "expression of type 'int' cannot be the range of a comprehension", id="range"
+            "1.all(x, true)", "expression of type 'int' cannot be range of a comprehension", id="range"
         ),
         pytest.param("device.foo", "undefined field 'foo'", id="undefined-field"),
         pytest.param("1.x", "type 'int' does not support field selection", id="select-int"),
@@ -79,11 +79,18 @@ def test_new_environment_gates() -> None:
     assert compile_selector(multi, environment="new", features=on).error is None
 
 
-def test_length_limit() -> None:
+def test_length_limit_is_validation_of_new_expressions_only() -> None:
     ok = "true" + " " * (10240 - 4)
-    assert compile_selector(ok).error is None
-    c = compile_selector(ok + " ")
+    assert compile_selector(ok, environment="new").error is None
+    c = compile_selector(ok + " ", environment="new")
     assert c.error is not None and "may not be more than 10240 bytes" in c.error.message
+    # A stored expression is evaluated whatever its length, up to cel-go's code point limit.
+    assert compile_selector(ok + " ").error is None
+    huge = compile_selector("true" + " " * 100_000)
+    assert huge.error is not None and huge.error.message == (
+        "compilation failed: ERROR: <input>:-1:0: expression code point size exceeds limit: "
+        "size: 100004, limit 100000"
+    )
 
 
 def test_cost_limit_rejects_new_expressions_only() -> None:

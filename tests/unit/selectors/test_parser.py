@@ -77,10 +77,10 @@ def test_macros_expand_to_comprehensions() -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        pytest.param("?!", "Syntax error: mismatched input '?'", id="bad-start"),
+        pytest.param("?!", "Syntax error: extraneous input '?'", id="bad-start"),
         pytest.param("1 +", "Syntax error: mismatched input '<EOF>'", id="eof"),
         pytest.param("1 2", "Syntax error: extraneous input '2'", id="extraneous"),
-        pytest.param("a = 1", "Syntax error: token recognition error at: '='", id="lex"),
+        pytest.param("a = 1", "Syntax error: token recognition error at: '= '", id="lex"),
         pytest.param('"abc', "Syntax error: token recognition error", id="unterminated"),
         pytest.param("if", "reserved identifier: if", id="reserved"),
         pytest.param("9223372036854775808", "invalid int literal", id="int-range"),
@@ -128,3 +128,85 @@ def test_random_input_never_crashes(parts: list[str]) -> None:
 def test_arbitrary_unicode_never_crashes(text: str) -> None:
     c = compile_any(text)
     assert c.error is None or c.error.message
+
+
+# Upstream's exact answers (cel-go v0.29.2 through the oracle), one root cause each.
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            "[1e400, 2e400]",
+            "ERROR: <input>:1:2: invalid double literal\n | [1e400, 2e400]\n | .^\n"
+            "ERROR: <input>:1:9: invalid double literal\n | [1e400, 2e400]\n | ........^",
+            id="double-out-of-range-every-one",
+        ),
+        pytest.param(
+            "-1e400", "ERROR: <input>:1:1: invalid double literal\n | -1e400\n | ^", id="negative-double"
+        ),
+        pytest.param(
+            "b'\\u00ff' == b''",
+            "ERROR: <input>:1:1: unable to unescape string\n | b'\\u00ff' == b''\n | ^",
+            id="bytes-unicode-escape",
+        ),
+        pytest.param(
+            "'\\ud800'",
+            "ERROR: <input>:1:1: invalid unicode code point\n | '\\ud800'\n | ^",
+            id="surrogate-escape",
+        ),
+        pytest.param(
+            "'\\400'",
+            "ERROR: <input>:1:1: Syntax error: token recognition error at: ''\\4'\n | '\\400'\n | ^\n"
+            "ERROR: <input>:1:6: Syntax error: token recognition error at: '''\n | '\\400'\n | .....^",
+            id="lexer-recovers",
+        ),
+        pytest.param(
+            "'''abc",
+            "ERROR: <input>:1:3: Syntax error: token recognition error at: ''abc'\n | '''abc\n | ..^",
+            id="triple-quote-backs-up",
+        ),
+        pytest.param(
+            'b"',
+            "ERROR: <input>:1:2: Syntax error: token recognition error at: '\"'\n | b\"\n | .^",
+            id="prefix-backs-up",
+        ),
+        pytest.param(
+            "0x",
+            "ERROR: <input>:1:2: Syntax error: extraneous input 'x' expecting <EOF>\n | 0x\n | .^",
+            id="hex-prefix",
+        ),
+        pytest.param(
+            "(" * 250 + "1" + ")" * 250,
+            "ERROR: <input>:-1:0: expression recursion limit exceeded: 250",
+            id="listener-limit",
+        ),
+        pytest.param(
+            " + ".join(["1"] * 251) + " > 0",
+            "ERROR: <input>:-1:0: max recursion depth exceeded",
+            id="visitor-limit",
+        ),
+        pytest.param(
+            "a.b" + ".c" * 300, "ERROR: <input>:-1:0: max recursion depth exceeded", id="select-chain"
+        ),
+    ],
+)
+def test_upstream_error_lists(text: str, message: str) -> None:
+    c = compile_any(text)
+    assert c.error is not None
+    assert c.error.message == "compilation failed: " + message
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        pytest.param("[?optional.of(1), ?optional.none(), 3]", [1, 3], id="optional-first-element"),
+        pytest.param("[ ?optional.of(1)]", [1], id="optional-spaced"),
+        pytest.param("{?'a': optional.none(), 'b': 2}", {"b": 2}, id="optional-map-entry"),
+        pytest.param("{'a': 1}[ ?'a'].value()", 1, id="optional-index-spaced"),
+        pytest.param("{'a': 1}. ?a.hasValue()", True, id="optional-select-spaced"),
+        pytest.param(" + ".join(["1"] * 250) + " > 0", True, id="chain-at-the-limit"),
+        pytest.param("(" * 249 + "1" + ")" * 249 + " > 0", True, id="nesting-at-the-limit"),
+        pytest.param("size({[1]: 2})", 1, id="list-map-key"),
+    ],
+)
+def test_upstream_accepts(text: str, value: object) -> None:
+    assert evaluate_expression(text).value == value

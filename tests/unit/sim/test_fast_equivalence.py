@@ -312,3 +312,53 @@ def test_shared_pool_devices_are_used() -> None:
     sc = REAL[2].values[0]()
     _, fast = both(sc, 3, allocator=None)
     assert any("network-attached" in d for p in fast.pods for d in p.devices)
+
+
+# --- backlogs: lanes of identical waiting pods -------------------------------------------------
+
+BACKLOGS = [
+    pytest.param("    - {count: 2, template: example-4x, namePrefix: n-}\n",
+                 "    - {name: q, count: 300, duration: 5, resourceClaims: [{name: gpu, resourceClaimTemplateName: one}]}\n",
+                 id="identical-backlog"),
+    pytest.param("    - {count: 3, template: example-4x, namePrefix: n-}\n",
+                 "    - {name: a, count: 120, interval: 1, duration: 7, resourceClaims: [{name: gpu, resourceClaimTemplateName: one}]}\n"
+                 "    - {name: b, count: 80, duration: 4, resourceClaims: [{name: gpus, resourceClaimTemplateName: two}]}\n"
+                 "    - {name: c, kind: Job, completions: 40, parallelism: 10, duration: 3, resourceClaims: [{name: g, resourceClaimTemplateName: pick}]}\n",
+                 id="interleaved-shapes-and-a-job"),
+    pytest.param("    - {count: 2, template: example-2x, namePrefix: n-}\n",
+                 "    - {name: big, count: 60, duration: 6, resources: {cpu: '60'}, resourceClaims: [{name: gpu, resourceClaimTemplateName: one}]}\n"
+                 "    - {name: small, count: 90, start: 2, duration: 3, resourceClaims: [{name: gpu, resourceClaimTemplateName: one}]}\n"
+                 "    - {name: shared, count: 30, duration: 2, resourceClaims: [{name: s, resourceClaimName: shared-a}]}\n",
+                 id="messages-change-and-shared-claims"),
+]
+
+
+@pytest.mark.parametrize("slack", [pytest.param(32, id="default-compaction"), pytest.param(0, id="compact-always")])
+@pytest.mark.parametrize(("nodes", "workloads"), BACKLOGS)
+def test_backlog_lanes_are_byte_identical(nodes: str, workloads: str, slack: int) -> None:
+    from drakit.sim import lanes
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lanes, "COMPACT_SLACK", slack)
+        both(_scenario(nodes, workloads), 11)
+
+
+def test_backlog_visits_each_pod_a_bounded_number_of_times() -> None:
+    """Lanes are the point: a backlog of identical pods is not re-visited pod by pod per release."""
+    sc = _scenario("    - {count: 2, template: example-4x, namePrefix: n-}\n",
+                   "    - {name: q, count: 800, duration: 5, resourceClaims: [{name: gpu, resourceClaimTemplateName: one}]}\n")
+    visits = []
+    for fast in (False, True):
+        run = Run(sc, 1, FakeAllocator, SimOptions(fast=fast))
+        calls = [0]
+        schedule = run.scheduler.schedule
+
+        def counted(pod: Any, schedule: Any = schedule, calls: list[int] = calls) -> Any:
+            calls[0] += 1
+            return schedule(pod)
+
+        run.scheduler.schedule = counted  # type: ignore[method-assign]
+        result = run.run()
+        visits.append(calls[0])
+    assert result.attempts > 40 * 800  # every waiting pod still counts an attempt per release
+    assert visits[0] == result.attempts and visits[1] <= 3 * 800

@@ -225,8 +225,9 @@ def test_cli_json_and_chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     res = CliRunner().invoke(app, ["simulate", str(path), "-o", "json", "--chart", str(chart), "--add-nodes", "2xh200-8x"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert set(doc) == {"base", "+2xh200-8x", "diff"}
-    assert doc["+2xh200-8x"]["nodes"] == doc["base"]["nodes"] + 2
+    assert set(doc) == {"labels", "base", "variant", "diff"}
+    assert doc["labels"] == {"base": "base", "variant": "+2xh200-8x"}
+    assert doc["variant"]["nodes"] == doc["base"]["nodes"] + 2 and doc["diff"]["nodes"] == 2
     assert chart.read_text().startswith("<!DOCTYPE html>")
 
 
