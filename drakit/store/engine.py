@@ -22,7 +22,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from drakit.errors import DrakitError
 
-__all__ = ["ENV_VAR", "StoreError", "current_revision", "default_url", "first_line", "head_revision", "make_engine",
+__all__ = ["ENV_VAR", "StoreError", "current_revision", "default_url", "first_line", "head_revision", "make_engine", "reading",
            "resolve_url", "shown", "upgrade"]
 
 ENV_VAR = "DRAKIT_STORE"
@@ -32,6 +32,7 @@ _VERSION_TABLE = "drakit_schema_version"
 _PG_MIGRATION_LOCK = 0x64726B5F73746F72
 # How long a writer waits for another process's write lock before SQLite reports "database is locked".
 _SQLITE_BUSY_MS = 30_000
+READ_ONLY = "drakit_read_only"
 
 
 class StoreError(DrakitError):
@@ -83,7 +84,21 @@ def _sqlite_setup(engine: Engine) -> None:
     def _begin(connection: Any) -> None:
         # IMMEDIATE takes the write lock up front: a read-then-write transition can then never
         # deadlock against another one upgrading its read lock (SQLITE_BUSY without waiting).
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # Readers begin deferred: in WAL mode they read one snapshot and block no writer.
+        read = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
+
+
+def reading(engine: Engine) -> Engine:
+    """The engine for multi-statement reads that must see one snapshot (a record is several rows).
+
+    PostgreSQL's default READ COMMITTED gives each statement its own snapshot, so a reader could
+    see a run's state from before a transition and its devices from after; REPEATABLE READ fixes
+    the snapshot at the first statement.  SQLite's read transactions are snapshots already.
+    """
+    if engine.dialect.name == "postgresql":
+        return engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+    return engine.execution_options(**{READ_ONLY: True})
 
 
 def make_engine(url: str | URL | None = None) -> Engine:

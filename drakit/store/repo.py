@@ -25,7 +25,7 @@ from drakit.records.run import (
     Transition,
     check_step,
 )
-from drakit.store.engine import StoreError, first_line, make_engine, shown, upgrade
+from drakit.store.engine import StoreError, first_line, make_engine, reading, shown, upgrade
 from drakit.store.memory import run_exists, run_not_found, utc_now
 from drakit.store.tables import ClaimRow, DeviceRow, EnvRow, MetricRow, PointRow, ResultRow, RunRow
 
@@ -88,6 +88,7 @@ class SqlRecordStore:
         self.engine = engine
         self._now = now
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._reads = sessionmaker(reading(engine), expire_on_commit=False)
 
     def _session(self) -> Session:
         return self._sessions()
@@ -177,7 +178,7 @@ class SqlRecordStore:
 
     def get(self, run_id: str) -> RunRecord:
         try:
-            with self._session() as session:
+            with self._reads() as session, session.begin():
                 row = session.get(RunRow, run_id)
                 if row is None:
                     raise run_not_found(run_id)
@@ -202,7 +203,7 @@ class SqlRecordStore:
         if state is not None:
             query = query.where(RunRow.state == state.value)
         try:
-            with self._session() as session:
+            with self._reads() as session, session.begin():
                 return tuple(_run_of(row) for row in session.scalars(query))
         except SQLAlchemyError as e:
             raise self._fail(e) from None
@@ -215,7 +216,7 @@ class SqlRecordStore:
         """
         pairs = _metric_pairs(parse_by(by), metric)
         try:
-            with self._session() as session:
+            with self._reads() as session, session.begin():
                 if self.engine.dialect.name == "postgresql":
                     key, value = pairs.c.key, pairs.c.value
                     grouped = select(

@@ -251,7 +251,7 @@ def test_concurrent_transitions_never_lose_or_repeat_a_step(store: RecordStore) 
     def reader() -> None:
         try:
             while not stop.is_set():
-                for run_id in runs[:5]:
+                for run_id in runs:
                     record = store.get(run_id)
                     allocated = record.run.at(RunState.CLAIM_ALLOCATED) is not None
                     assert allocated == (record.claim is not None) == (len(record.devices) == 2)
