@@ -12,6 +12,7 @@ from drakit.cli.door import refuse_invalid_documents
 from drakit.errors import InvalidInput
 from drakit.features import NEWEST_VERSION, Features
 from drakit.model.load import Document
+from drakit.sources import split_lists
 
 
 def _documents(paths: list[str]) -> list[Any]:
@@ -63,8 +64,10 @@ def register(app: typer.Typer) -> None:
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
         docs = _documents(filename)
         # Validation at the door: lint answers on objects the API server would accept.
+        # List items are objects too: each is validated as if it were its own document.
         refuse_invalid_documents(
-            (Document(d.file, d.index, d.lines.get((), None), d.value) for d in docs if isinstance(d.value, dict)),
+            split_lists([Document(d.file, d.index, d.lines.get((), None), d.value)
+                         for d in docs if isinstance(d.value, dict)], []),
             features,
         )
         # Profiles among the inputs: the classes they compile to count as used.

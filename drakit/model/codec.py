@@ -125,6 +125,8 @@ def _go_int(s: str) -> int | None:
         v = int(body[2:], 8)
     elif len(body) > 1 and body[0] == "0":
         v = int(body[1:], 8)
+    elif len(body) > 20:  # beyond uint64, and past what int() converts (5,000-digit input)
+        return None
     else:
         v = int(body)
     v *= sign
@@ -586,6 +588,9 @@ class _JsonState:
         self.nonfinite: str | None = None
 
     def parse_int(self, s: str) -> int:
+        if len(s) > 21:  # beyond int64, and int() refuses (or crawls through) 5,000+ digits
+            self.bigint = True
+            return HugeInt(len(s.lstrip("-")))
         v = int(s)
         if not INT64_MIN <= v <= INT64_MAX:
             self.bigint = True
@@ -700,5 +705,21 @@ def find_path(value: Any, test: Callable[[Any], bool], path: Path = (), depth: i
     return None
 
 
+class HugeInt(int):
+    """A JSON integer too long to convert, standing in for it in the "must fit in 64 bits" error."""
+
+    digits: int
+
+    def __new__(cls, digits: int) -> HugeInt:
+        obj = super().__new__(cls, INT64_MAX + 1)
+        obj.digits = digits
+        return obj
+
+    def __str__(self) -> str:
+        return f"<a {self.digits}-digit integer>"
+
+    __repr__ = __str__
+
+
 def is_big_int(v: Any) -> bool:
-    return v.__class__ is int and not INT64_MIN <= v <= INT64_MAX
+    return v.__class__ is HugeInt or (v.__class__ is int and not INT64_MIN <= v <= INT64_MAX)

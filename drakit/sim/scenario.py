@@ -165,8 +165,9 @@ class Scenario:
         need = self.estimated_bytes()
         limit = self.memory_limit_mib * 1024 * 1024
         if need > limit:
+            where = f"{self.source}: " if self.source else ""  # the one-line error names the file
             raise InvalidInput(
-                f"scenario {self.name!r} needs an estimated {need // (1024 * 1024)} MiB "
+                f"{where}scenario {self.name!r} needs an estimated {need // (1024 * 1024)} MiB "
                 f"({self.node_count()} nodes, {self.device_count()} devices, {self.pod_count()} pods), "
                 f"above the limit of {self.memory_limit_mib} MiB: shrink the scenario or raise spec.memoryLimitMiB"
             )

@@ -189,8 +189,9 @@ def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileS
     if not pset.given and not select:
         from drakit.profiles.model import API_VERSION, KIND
 
-        # Not "every bundled profile": the user named files, and none holds a profile.
-        raise InvalidInput(f"{', '.join(t.name for t in inputs.texts)}: no Profile documents "
+        # Not "every bundled profile": the user named files, and none holds a profile.  The
+        # arguments are named, not every file read: a directory of 10,000 files is one name.
+        raise InvalidInput(f"{', '.join(paths)}: no Profile documents "
                            f"(apiVersion: {API_VERSION}, kind: {KIND})")
     # With names selected too, parse_profiles reports only those: add the files' own profiles.
     defined = parse_profiles(texts, example_texts() if library else []).given if select else pset.given

@@ -44,10 +44,16 @@ BASE = [CLASS, NODE, SLICE, CLAIM, POD]
 
 SCENARIO = {
     "apiVersion": "drakit.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
-    "spec": {"nodes": [{"count": 2, "template": "h100-8x"}],
-             "workloads": [{"name": "w", "replicas": 2, "duration": "10m",
-                            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}]},
+    "spec": {"seed": 7, "kubernetesVersion": "1.37", "deviceClasses": ["gpu.nvidia.com"],
+             "nodes": [{"count": 2, "template": "h100-8x", "namePrefix": "h-"}],
+             "workloads": [{"name": "w", "recipe": "inference", "count": 2, "interval": 60, "duration": 600,
+                            "resources": {"cpu": "2", "memory": "8Gi"},
+                            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}]},
 }
+SCENARIO_TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                     "metadata": {"name": "one-gpu", "namespace": "default"},
+                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                         "deviceClassName": "gpu.nvidia.com"}}]}}}}
 
 
 ALL = None
@@ -182,7 +188,7 @@ SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
 ]
 
 
-VALIDATING = frozenset({"validate", "trial"})
+VALIDATING = frozenset({"validate", "trial", "allocate", "explain", "match", "lint", "simulate", "profile-eligible"})
 """Commands that run API-server validation on their input today (issue 11 item 3 adds the rest)."""
 
 
@@ -197,18 +203,19 @@ def semantic_cases() -> list[Case]:
 
 
 def _scenario(name: str, path: tuple[str | int, ...], value: Any) -> Case:
-    text = yaml.safe_dump(_with(SCENARIO, path, value)).replace("__NAN__", ".nan").replace("__INF__", ".inf")
+    text = yaml.safe_dump_all([_with(SCENARIO, path, value), SCENARIO_TEMPLATE])
+    text = text.replace("__NAN__", ".nan").replace("__INF__", ".inf")
     nonfinite = value in ("__NAN__", "__INF__")  # not JSON: every reader refuses it
     return Case(f"scenario-{name}", _text("scenario.yaml", text), ALL if nonfinite else frozenset({"simulate"}))
 
 
 SCENARIO_CASES = [
     _scenario("nan-duration", ("spec", "workloads", 0, "duration"), "__NAN__"),
-    _scenario("inf-replicas", ("spec", "workloads", 0, "replicas"), "__INF__"),
+    _scenario("inf-replicas", ("spec", "workloads", 0, "count"), "__INF__"),
     _scenario("nan-count", ("spec", "nodes", 0, "count"), "__NAN__"),
     _scenario("huge-nodes", ("spec", "nodes", 0, "count"), 10**12),
-    _scenario("huge-replicas", ("spec", "workloads", 0, "replicas"), 10**15),
-    _scenario("negative-replicas", ("spec", "workloads", 0, "replicas"), -3),
+    _scenario("huge-replicas", ("spec", "workloads", 0, "count"), 10**15),
+    _scenario("negative-replicas", ("spec", "workloads", 0, "count"), -3),
     _scenario("bad-version", ("spec", "kubernetesVersion"), "1.99"),
     _scenario("bad-template", ("spec", "nodes", 0, "template"), "../../etc/passwd"),
     _scenario("wrong-type-workloads", ("spec", "workloads"), "all of them"),
@@ -304,3 +311,117 @@ def _fifo(folder: Path) -> str:
 
 def all_cases() -> list[Case]:
     return [*stream_cases(), *semantic_cases(), *SCENARIO_CASES, *wrong_type_cases()]
+
+
+# --------------------------------------------------------------------------- more kinds and classes
+
+TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "t", "namespace": "ml"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                "deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 2}}]}}}}
+TAINT = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "drain"},
+         "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"},
+                  "taint": {"key": "example.com/maintenance", "value": "soon", "effect": "NoSchedule"}}}
+EVENT = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "ml"},
+         "involvedObject": {"kind": "Pod", "name": "train", "namespace": "ml"},
+         "reason": "FailedScheduling", "message": "0/1 nodes are available", "type": "Warning", "count": 3}
+EXTRA: list[dict[str, Any]] = [TEMPLATE, TAINT, EVENT]
+PROFILE = yaml.safe_load((Path(__file__).resolve().parents[2] / "drakit" / "profiles" / "examples"
+                          / "training-48g.yaml").read_text())
+DEVICE = {"name": "gpu-0", "driver": "gpu.example.com",
+          "attributes": {"model": {"string": "a"}, "v": {"version": "1.2.3"}, "n": {"int": 3}, "ok": {"bool": True}},
+          "capacity": {"memory": {"value": "16Gi"}}}
+
+SANE: frozenset[str] = frozenset()
+"""Valid to the API server too (``1e1000000000`` is a Quantity): only a sane answer is required."""
+
+CLUSTER_VERBS = frozenset({"validate", "allocate", "explain", "match", "lint", "trial", "simulate", "profile-eligible"})
+"""Commands whose input is a bundle of manifests (simulate takes manifests mixed into a scenario)."""
+
+
+def _positions(doc: dict[str, Any], kind: str) -> Iterator[tuple[str, tuple[str | int, ...], Any]]:
+    for path, value in _paths(doc):
+        if path[0] in ("apiVersion", "kind"):
+            continue
+        yield f"{kind}-{'.'.join(map(str, path))}", path, value
+
+
+def more_type_cases() -> list[Case]:
+    """Wrong types at every position of the kinds BASE lacks, of profiles, scenarios and device files."""
+    out: list[Case] = []
+    for doc in EXTRA:
+        for ident, path, value in _positions(doc, str(doc["kind"])):
+            out.append(Case(f"type-{ident}", _docs("bundle.yaml", [*BASE, _with(doc, path, _wrong_type(value))])))
+    for ident, path, value in _positions(PROFILE, "Profile"):
+        out.append(Case(f"type-{ident}", _docs("profile.yaml", [_with(PROFILE, path, _wrong_type(value))]),
+                        frozenset({"profile-compile"})))
+    for ident, path, value in _positions(SCENARIO, "Scenario"):
+        out.append(Case(f"type-{ident}", _docs("scenario.yaml", [_with(SCENARIO, path, _wrong_type(value)),
+                                                                 SCENARIO_TEMPLATE]),
+                        frozenset({"simulate"})))
+    for ident, path, value in _positions(DEVICE, "Device"):
+        out.append(Case(f"type-{ident}", _docs("device.yaml", [_with(DEVICE, path, _wrong_type(value))]),
+                        frozenset({"cel-eval-device"})))
+    return out
+
+
+def _many_empty_files(folder: Path) -> str:
+    d = folder / "empties"
+    d.mkdir()
+    for i in range(10_000):
+        (d / f"{i:05}.yaml").touch()
+    return str(d)
+
+
+_CLAIM_YAML = yaml.safe_dump(CLAIM, sort_keys=False)
+_BUNDLE_YAML = yaml.safe_dump_all(BASE, sort_keys=False)
+
+
+def framing_cases() -> list[Case]:
+    """Top-level shapes, encodings and sizes a reader must refuse by name."""
+    count = ("spec", "devices", "requests", 0, "exactly", "count")
+    version = ("spec", "devices", 0, "attributes", "v", "version")
+    quantity = ("spec", "devices", 0, "capacity", "memory", "value")
+
+    def bundle(name: str, doc: dict[str, Any], path: tuple[str | int, ...], value: Any) -> Callable[[Path], str]:
+        return _docs(name, [*(d for d in BASE if d is not doc), _with(doc, path, value)])
+
+    return [
+        Case("null-document", _text("null.yaml", "null\n")),
+        Case("null-documents", _text("null.yaml", "--- null\n--- ~\n---\n")),
+        Case("only-comments", _text("c.yaml", "# nothing here\n---\n# nor here\n")),
+        Case("top-level-list-yaml", _text("list.yaml", yaml.safe_dump(BASE))),
+        Case("top-level-number-json", _text("n.json", "42")),
+        Case("top-level-string-json", _text("s.json", '"ResourceClaim"')),
+        Case("json-trailing-garbage", _text("t.json", json.dumps(CLAIM) + " }}garbage")),
+        Case("json-two-objects", _text("t.json", json.dumps(CLAIM) + json.dumps(CLAIM))),
+        Case("bom-invalid-claim", _text("bom.yaml", "\ufeff" + yaml.safe_dump(_with(CLAIM, count, -1)))),
+        Case("crlf-invalid-claim", _text("crlf.yaml", yaml.safe_dump(_with(CLAIM, count, -1)).replace("\n", "\r\n"))),
+        Case("cr-only", _text("cr.yaml", _CLAIM_YAML.replace("\n", "\r")), SANE),  # a YAML line break
+        Case("tabs-indent-spec", _text("tabs.yaml", _CLAIM_YAML.replace("  ", "\t"))),
+        Case("unicode-name", bundle("u.yaml", CLAIM, ("metadata", "name"), "tr\u00e4in-\u202e\u0000x"), CLUSTER_VERBS),
+        Case("rtl-request-name", bundle("u.yaml", CLAIM, ("spec", "devices", "requests", 0, "name"), "g\u202epu"), CLUSTER_VERBS),
+        Case("control-char-class-name", bundle("c.yaml", CLASS, ("metadata", "name"), "gpu\x07\x1b[2J"), CLUSTER_VERBS),
+        Case("surrogate-json", _text("s.json", json.dumps(CLAIM).replace('"train"', '"\\ud800"', 1))),
+        Case("quantity-exponent-1e1000000000", bundle("q.yaml", SLICE, quantity, "1e1000000000"), SANE),
+        Case("quantity-negative-exponent", bundle("q.yaml", SLICE, quantity, "1e-1000000000"), SANE),
+        Case("quantity-5000-digits", bundle("q.yaml", SLICE, quantity, "9" * 5000), SANE),
+        Case("quantity-number-huge", bundle("q.yaml", SLICE, quantity, 10**400), SANE),
+        Case("version-5000-digits", bundle("v.yaml", SLICE, version, "1." + "9" * 5000 + ".0"), CLUSTER_VERBS),
+        Case("version-5000-digit-prerelease", bundle("v.yaml", SLICE, version, "1.2.3-" + "9" * 5000), CLUSTER_VERBS),
+        Case("int-attribute-huge", bundle("i.yaml", SLICE, ("spec", "devices", 0, "attributes", "v"),
+                                          {"int": 10**4000})),
+        Case("count-5000-digits", _text("c.yaml", _BUNDLE_YAML.replace("count: 1", "count: " + "9" * 5000))),
+        Case("count-5000-digits-json", _text("c.json", json.dumps(CLAIM).replace('"count": 1', '"count": ' + "9" * 5000))),
+        Case("generation-float-inf", _text("g.yaml", _BUNDLE_YAML.replace("generation: 1", "generation: .inf"))),
+        Case("devices-huge-list", bundle("d.yaml", SLICE, ("spec", "devices"),
+                                         [{"name": f"d{i}"} for i in range(2_000)]), CLUSTER_VERBS),
+        Case("requests-huge-list", bundle("r.yaml", CLAIM, ("spec", "devices", "requests"),
+                                          [{"name": f"r{i}", "exactly": {"deviceClassName": "gpu.example.com"}}
+                                           for i in range(2_000)]), CLUSTER_VERBS),
+        Case("directory-10000-empty-files", _many_empty_files),
+    ]
+
+
+def all_more_cases() -> list[Case]:
+    return [*more_type_cases(), *framing_cases()]
