@@ -114,7 +114,7 @@ def test_endless_fifo_is_cut_at_the_byte_cap(verb: str, tmp_path: Path) -> None:
     assert "larger than the 64 MiB limit" in r.text
 
 
-@pytest.mark.parametrize("verb", ["explain", "lint"])
+@pytest.mark.parametrize("verb", VERB_NAMES)
 def test_endless_stdin_is_cut_at_the_byte_cap(verb: str) -> None:
     yes = subprocess.Popen(["yes", "a: b"], stdout=subprocess.PIPE)
     try:
@@ -125,7 +125,7 @@ def test_endless_stdin_is_cut_at_the_byte_cap(verb: str) -> None:
     assert check_refused(r, ("-:",), verb) == []
 
 
-@pytest.mark.parametrize("verb", ["allocate", "profile-eligible"])
+@pytest.mark.parametrize("verb", VERB_NAMES)
 def test_closed_stdin_is_an_error_not_a_hang(verb: str) -> None:
     r = run_subprocess(VERBS[verb]("-"), close_stdin=True, timeout=30)
     assert check_refused(r, ("-:",), verb) == []
