@@ -420,6 +420,24 @@ def framing_cases() -> list[Case]:
                                           [{"name": f"r{i}", "exactly": {"deviceClassName": "gpu.example.com"}}
                                            for i in range(2_000)]), CLUSTER_VERBS),
         Case("directory-10000-empty-files", _many_empty_files),
+        Case("merge-key-bomb", _text("merge.yaml", "a0: &a0 {x: 1}\n" + "".join(
+            f"a{i}: &a{i} {{<<: [{', '.join([f'*a{i - 1}'] * 9)}], k{i}: 1}}\n" for i in range(1, 12)))),
+        Case("merge-key-into-claim", _text("merge.yaml", "base: &b {name: train, namespace: ml}\n" + _CLAIM_YAML
+                                           .replace("metadata:\n", "metadata:\n  <<: *b\n", 1))),
+        Case("key-one-megabyte", _text("key.yaml", _CLAIM_YAML + "x" * 1_000_000 + ": 1\n")),
+        Case("labels-20000", bundle("l.yaml", NODE, ("metadata", "labels"), {f"k{i}": "v" for i in range(20_000)}),
+             SANE),  # labels have no count limit
+        Case("nul-in-key", _text("k.json", json.dumps(CLAIM).replace('"metadata"', '"meta\\u0000data"'))),
+        Case("utf32-bom", _text("u32.yaml", _CLAIM_YAML.encode("utf-32"))),
+        Case("invalid-utf8-continuation", _text("u8.yaml", _CLAIM_YAML.encode() + b"x: \xc3\x28\n")),
+        Case("json-comments", _text("c.json", "// a comment\n" + json.dumps(CLAIM))),
+        Case("yaml-directive-1.1", _text("d.yaml", "%YAML 1.1\n%TAG ! tag:evil,2000:\n--- !x\n" + _CLAIM_YAML),
+             SANE),
+        Case("yaml-directive-9.9", _text("d.yaml", "%YAML 9.9\n---\n" + _CLAIM_YAML), SANE),
+        Case("blank-lines-only", _text("b.yaml", "\n\n   \n\t\n")),
+        Case("anchor-on-key", _text("a.yaml", "&k kind: *k\napiVersion: v1\n")),
+        Case("document-end-markers", _text("e.yaml", "...\n" * 1000 + _CLAIM_YAML + "...\n")),
+        Case("zero-width-kind", _text("z.yaml", _CLAIM_YAML.replace("kind: ResourceClaim", "kind: Resource\u200bClaim"))),
     ]
 
 
