@@ -441,5 +441,30 @@ def framing_cases() -> list[Case]:
     ]
 
 
+# Profiles whose values type-check but make no sense: (id, path, value, refused by profile compile).
+PROFILE_VALUES: list[tuple[str, tuple[str, ...], Any, bool]] = [
+    ("count-negative", ("spec", "count"), -1, True),
+    ("count-zero", ("spec", "count"), 0, True),
+    ("count-beyond-int64", ("spec", "count"), 2**63, True),
+    ("count-million", ("spec", "count"), 10**6, True),
+    ("count-float", ("spec", "count"), 1.5, True),
+    ("memory-huge-exponent", ("spec", "memory", "min"), "1e1000000000", True),
+    ("memory-5000-digits", ("spec", "memory", "min"), "9" * 5000 + "Gi", False),
+    ("memory-negative", ("spec", "memory", "min"), "-48Gi", True),
+    ("memory-nan", ("spec", "memory", "min"), "NaN", True),
+    ("name-bidi-nul", ("metadata", "name"), "tr\u202eaining\x00", True),
+    ("name-10000", ("metadata", "name"), "x" * 10_000, True),
+    ("extends-itself", ("extends",), "training-48g", True),
+    ("extends-unknown", ("extends",), "nope", True),
+    ("colocate-escape", ("spec", "colocate"), "\x1b[2J", True),
+]
+
+
+def profile_value_cases() -> list[Case]:
+    return [Case(f"profile-{ident}", _docs("profile.yaml", [_with(PROFILE, path, value)]),
+                 frozenset({"profile-compile"}) if refused else SANE)
+            for ident, path, value, refused in PROFILE_VALUES]
+
+
 def all_more_cases() -> list[Case]:
-    return [*more_type_cases(), *framing_cases()]
+    return [*more_type_cases(), *framing_cases(), *profile_value_cases()]
