@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from drakit.corev1 import cpu_millis, memory_bytes
 from drakit.sim.allocation import Allocator, NodeFit
-from drakit.sim.scenario import PodClaim, parse_bytes, parse_cpu_milli
+from drakit.sim.scenario import PodClaim
 
 # Scheduler defaults for pods that request nothing (pkg/scheduler/util: DefaultMilliCPURequest,
 # DefaultMemoryRequest): scoring counts every pod as at least this much, so empty nodes win.
@@ -136,9 +137,9 @@ class SimPod:
 def node_capacity(obj: Mapping[str, Any]) -> tuple[int, int, int]:
     """(cpu millicores, memory bytes, pods) from a Node's ``status.allocatable``."""
     alloc = (obj.get("status") or {}).get("allocatable") or {}
-    cpu = parse_cpu_milli(alloc["cpu"]) if "cpu" in alloc else 0
-    mem = parse_bytes(alloc["memory"]) if "memory" in alloc else 0
-    pods = int(alloc.get("pods", 110))
+    cpu = cpu_millis(alloc["cpu"]) if "cpu" in alloc else 0
+    mem = memory_bytes(alloc["memory"]) if "memory" in alloc else 0
+    pods = memory_bytes(alloc.get("pods", 110))  # a count, read as any quantity's Value()
     return cpu, mem, pods
 
 

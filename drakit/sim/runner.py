@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
+from drakit.corev1 import cpu_millis, memory_bytes
+from drakit.drivers.identity import product_of
 from drakit.features import Features
 from drakit.inventory import templates
 from drakit.inventory.snapshot import key_of, name_of, namespace_of
@@ -40,7 +42,7 @@ from drakit.sim.controller import (
 )
 from drakit.sim.lanes import Lane
 from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
-from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes, parse_cpu_milli
+from drakit.sim.scenario import PodClaim, Scenario, Workload
 from drakit.sim.scheduler import Scheduler, spec_signature
 from drakit.sim.versions import ControlPlane
 
@@ -71,21 +73,12 @@ class _Usage:
     devices: list[tuple[_DeviceKey, str, str, int]] = field(default_factory=list)  # key, class, product, excess bytes
 
 
-def _device_product(driver: str, device: Mapping[str, Any]) -> str:
-    attrs = device.get("attributes") or {}
-    for key in ("productName", f"{driver}/productName", "model", f"{driver}/model"):
-        value = attrs.get(key)
-        if isinstance(value, dict) and isinstance(value.get("string"), str):
-            return str(value["string"])
-    return driver
-
-
 def _device_memory(device: Mapping[str, Any]) -> int:
     cap = (device.get("capacity") or {}).get("memory")
     if not isinstance(cap, dict):
         return 0
     try:
-        return parse_bytes(cap.get("value", 0))
+        return memory_bytes(cap.get("value", 0))
     except (TypeError, ValueError):
         return 0
 
@@ -211,7 +204,7 @@ class Run:
             spec = s.get("spec") or {}
             driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
             for d in spec.get("devices") or []:
-                self.device_info[(driver, pool, d.get("name", ""))] = (_device_product(driver, d), _device_memory(d))
+                self.device_info[(driver, pool, d.get("name", ""))] = (product_of(driver, d), _device_memory(d))
         self.control = ControlPlane.for_version(scenario.kubernetes_version)
         self.scheduler = Scheduler(
             self.cluster,
@@ -425,9 +418,9 @@ class Run:
         for c in spec.get("containers") or []:
             req = (c.get("resources") or {}).get("requests") or {}
             if "cpu" in req:
-                cpu += parse_cpu_milli(req["cpu"])
+                cpu += cpu_millis(req["cpu"])
             if "memory" in req:
-                mem += parse_bytes(req["memory"])
+                mem += memory_bytes(req["memory"])
         claims = tuple(
             PodClaim(rc.get("name", ""), rc.get("resourceClaimTemplateName"), rc.get("resourceClaimName"))
             for rc in spec.get("resourceClaims") or []

@@ -52,6 +52,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 
 from drakit.features import Features
+from drakit.model.codec import KubeDumper
 from drakit.quantity import Quantity
 from drakit.selectors import CelError, CelRuntimeError, compile_any, compile_selector, device_view
 from drakit.selectors.library.standard import format_double
@@ -459,7 +460,7 @@ def _record(case: CelCase, want: dict[str, Any], got: dict[str, Any], problems: 
     }
     REGRESSIONS.mkdir(parents=True, exist_ok=True)
     path = REGRESSIONS / f"{digest}.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    path.write_text(yaml.dump(Dumper=KubeDumper, data=document, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return path
 
 
