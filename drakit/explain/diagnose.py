@@ -32,6 +32,7 @@ from drakit.allocator import allocate, has_allocation
 from drakit.allocator.inventory import Inventory, node_selector_matches
 from drakit.allocator.trace import Trace
 from drakit.errors import InvalidArgument, NotFound
+from drakit.explain import noderesources
 from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
     ClusterIndex,
@@ -91,6 +92,7 @@ class Shared:
         self._positions: dict[int, int] | None = None
         self._facts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         self._usable: dict[str, tuple[list[Obj], Any]] = {}
+        self._requested: dict[str, noderesources.Amounts] | None = None
 
     @property
     def index(self) -> ClusterIndex:
@@ -122,6 +124,13 @@ class Shared:
         if hit is None:
             hit = self._usable[key] = compute()
         return hit
+
+    @property
+    def requested(self) -> dict[str, noderesources.Amounts]:
+        """Per node: what its bound, non-terminal pods request (the scheduler's NodeInfo)."""
+        if self._requested is None:
+            self._requested = noderesources.requested_by_node(self.inp.pods)
+        return self._requested
 
     def reach(self, usable: Sequence[Obj]) -> dict[int, bool]:
         key = tuple(name_of(n) for n in usable)
@@ -587,6 +596,11 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
 
     usable, (excluded, taints) = ctx.shared.usable(pod, partition)
     usable = list(usable)
+    excluded = dict(excluded)
+    if pod is not None and not inferred and usable:
+        usable = _resource_fit(ctx, pod, usable, excluded)
+        if not usable:
+            return usable
     ctx.nodes = NodeSummary(len(nodes), len(usable), MappingProxyType(dict(sorted(excluded.items()))), inferred)
     if excluded:
         parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
@@ -613,10 +627,74 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
                 ExplainCode.NODE_SELECTOR_MISMATCH
                 if any("affinity" in w for w in excluded)
                 else ExplainCode.NODE_TAINTED
+                if any("taint" in w or "unschedulable" in w for w in excluded)
+                else ExplainCode.NODE_INSUFFICIENT_RESOURCES
             )
             ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded),
                     taints=sorted(taints))
     return usable
+
+
+def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int]) -> list[Obj]:
+    """NodeResourcesFit over the nodes the other plugins leave; the rest are counted in ``excluded``.
+
+    When none fits the finding is the node stage's blocker: WAITING when some node could hold
+    the pod once its bound pods finish, NEVER when the request exceeds every node's allocatable.
+    """
+    want = noderesources.pod_requests(pod)
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    fitting: list[Obj] = []
+    short: list[tuple[Obj, list[noderesources.Insufficient]]] = []
+    for n in nodes:
+        if not (n.get("status") or {}).get("allocatable"):
+            fitting.append(n)  # a hand-written Node without a status: its capacity is unknown, not zero
+            continue
+        used = dict(ctx.shared.requested.get(name_of(n), {}))
+        if spec.get("nodeName") == name_of(n) and status.get("phase") not in ("Succeeded", "Failed"):
+            # A bound pod is already part of its node's total: take it out again.
+            used = {k: v - want.get(k, 0) for k, v in used.items()}
+            used[noderesources.PODS] = used.get(noderesources.PODS, 1) - 1
+        lacks = noderesources.fit(want, noderesources.allocatable(n), used)
+        if lacks:
+            short.append((n, lacks))
+            for x in lacks:
+                excluded[x.reason] = excluded.get(x.reason, 0) + 1
+        else:
+            fitting.append(n)
+    if fitting:
+        return fitting
+    total, _ = _nodes(ctx.inp)
+    ctx.nodes = NodeSummary(len(total), 0, MappingProxyType(dict(sorted(excluded.items()))), False)
+    parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
+    if all(any(x.unresolvable for x in lacks) for _, lacks in short):
+        worst = max((x for _, lacks in short for x in lacks if x.unresolvable), key=lambda x: x.requested - x.capacity)
+        res = worst.resource
+        biggest = max(noderesources.allocatable(n).get(res, 0) for n, _ in short)
+        hint = (f"requests {noderesources.show(res, worst.requested)} {res}; largest node allocatable "
+                f"{noderesources.show(res, biggest)}: lower the pod's requests or add larger nodes")
+        verdict, owner = Verdict.NEVER, Owner.APPLICATION
+    else:
+        best = min(
+            (x for _, lacks in short for x in lacks if not x.unresolvable),
+            key=lambda x: x.requested - (x.capacity - x.used),
+        )
+        res = best.resource
+        if res == noderesources.PODS:
+            hint = f"every usable node is at its pod limit ({best.capacity}); wait for bound pods to finish"
+        else:
+            free = best.capacity - best.used
+            hint = (f"requests {noderesources.show(res, best.requested)} {res}; most free on a usable node "
+                    f"{noderesources.show(res, free)} of {noderesources.show(res, best.capacity)} allocatable: "
+                    "wait for bound pods to finish or lower the pod's requests")
+        verdict, owner = Verdict.WAITING, Owner.PLATFORM
+    ctx.add(
+        ExplainCode.NODE_INSUFFICIENT_RESOURCES,
+        f"no node has room for the pod: {parts}",
+        Stage.NODES, verdict, owner, hint=hint,
+        resource=res, requested=noderesources.show(res, want.get(res, 0)) if res != noderesources.PODS else "1",
+        excluded=dict(excluded),
+    )
+    return []
 
 
 def untolerated_node_taint(pod: Obj, node: Obj) -> str:

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from drakit.explain import noderesources
 from drakit.sim.allocation import Allocator, NodeFit
-from drakit.sim.scenario import PodClaim, parse_bytes, parse_cpu_milli
+from drakit.sim.scenario import PodClaim
 
 # Scheduler defaults for pods that request nothing (pkg/scheduler/util: DefaultMilliCPURequest,
 # DefaultMemoryRequest): scoring counts every pod as at least this much, so empty nodes win.
@@ -135,11 +136,8 @@ class SimPod:
 
 def node_capacity(obj: Mapping[str, Any]) -> tuple[int, int, int]:
     """(cpu millicores, memory bytes, pods) from a Node's ``status.allocatable``."""
-    alloc = (obj.get("status") or {}).get("allocatable") or {}
-    cpu = parse_cpu_milli(alloc["cpu"]) if "cpu" in alloc else 0
-    mem = parse_bytes(alloc["memory"]) if "memory" in alloc else 0
-    pods = int(alloc.get("pods", 110))
-    return cpu, mem, pods
+    alloc = noderesources.allocatable(obj)
+    return alloc.get(noderesources.CPU, 0), alloc.get(noderesources.MEMORY, 0), alloc[noderesources.PODS]
 
 
 class SimCluster:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
+from drakit.explain import noderesources
 from drakit.features import Features
 from drakit.inventory import templates
 from drakit.inventory.snapshot import key_of, name_of, namespace_of
@@ -40,7 +41,7 @@ from drakit.sim.controller import (
 )
 from drakit.sim.lanes import Lane
 from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
-from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes, parse_cpu_milli
+from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes
 from drakit.sim.scheduler import Scheduler, spec_signature
 from drakit.sim.versions import ControlPlane
 
@@ -421,13 +422,8 @@ class Run:
         spec = obj.get("spec") or {}
         meta = obj.get("metadata") or {}
         annotations = meta.get("annotations") or {}
-        cpu = mem = 0
-        for c in spec.get("containers") or []:
-            req = (c.get("resources") or {}).get("requests") or {}
-            if "cpu" in req:
-                cpu += parse_cpu_milli(req["cpu"])
-            if "memory" in req:
-                mem += parse_bytes(req["memory"])
+        requests = noderesources.pod_requests(obj)
+        cpu, mem = requests.get(noderesources.CPU, 0), requests.get(noderesources.MEMORY, 0)
         claims = tuple(
             PodClaim(rc.get("name", ""), rc.get("resourceClaimTemplateName"), rc.get("resourceClaimName"))
             for rc in spec.get("resourceClaims") or []

@@ -1,0 +1,116 @@
+"""NodeResourcesFit in explain: cpu, memory and pod-count requests agree with the scheduler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from drakit.explain.diagnose import diagnose
+from drakit.explain.noderesources import pod_requests
+from drakit.inventory.snapshot import ClusterSnapshot
+from tests.unit.explain import mixed as m
+
+ONE_GPU = m.spec(m.request("gpus", 1))
+SNAPSHOT = Path(__file__).resolve().parents[2] / "scenarios" / "sim" / "agreement-end.yaml"
+
+
+def _resources(**requests: str) -> dict[str, Any]:
+    return {"containers": [{"name": "main", "image": "trainer:1", "resources": {"claims": [{"name": "gpus"}], "requests": requests}}]}
+
+
+def _cpu_hog(node: str, cpu: str, name: str) -> m.Obj:
+    """A running pod without claims that takes ``cpu`` of ``node``."""
+    obj = m.pod(name, node=node, phase="Running", **_resources(cpu=cpu))
+    obj["spec"]["resourceClaims"] = []
+    obj["spec"]["containers"][0]["resources"].pop("claims")
+    return obj
+
+
+def _all_nodes_hogged(cpu: str, phase: str = "Running") -> list[m.Obj]:
+    hogs = [_cpu_hog(n, cpu, f"hog-{n}") for n in m.NODES]
+    for h in hogs:
+        h["status"]["phase"] = phase
+    return hogs
+
+
+ROWS = [
+    pytest.param(m.pending("train", ONE_GPU, **_resources(cpu="200")), "never", "NodeInsufficientResources",
+                 "requests 200 cpu; largest node allocatable 96", id="cpu-above-every-node"),
+    pytest.param(m.pending("train", ONE_GPU, **_resources(memory="2Ti")), "never", "NodeInsufficientResources",
+                 "requests 2Ti memory; largest node allocatable 1Ti", id="memory-above-every-node"),
+    pytest.param(m.pending("train", ONE_GPU, containers=[{"name": "main", "image": "t:1",
+                                                          "resources": {"limits": {"cpu": "100"}}}]),
+                 "never", "NodeInsufficientResources", "requests 100 cpu", id="limits-default-requests"),
+    pytest.param(m.pending("train", ONE_GPU, **_resources(cpu="64")) + _all_nodes_hogged("40"),
+                 "waiting", "NodeInsufficientResources", "requests 64 cpu; most free on a usable node 56 of 96",
+                 id="cpu-held-by-bound-pods"),
+    pytest.param(m.pending("train", ONE_GPU, **_resources(cpu="64")) + _all_nodes_hogged("40", "Succeeded"),
+                 "ok", "Fits", "", id="terminal-pods-free-their-cpu"),
+    pytest.param(m.pending("train", ONE_GPU, **_resources(cpu="500m", memory="4Gi")), "ok", "Fits", "",
+                 id="small-requests-fit"),
+]
+
+
+@pytest.mark.parametrize(("extra", "verdict", "code", "hint"), ROWS)
+def test_node_resources(extra: list[m.Obj], verdict: str, code: str, hint: str) -> None:
+    d = diagnose(ClusterSnapshot.from_objects(m.cluster() + extra), "pod", "train", m.NS)
+    doc = d.to_json()
+    assert (doc["verdict"], doc["code"]) == (verdict, code), doc
+    if hint:
+        assert hint in d.fix
+
+
+def test_too_many_pods_waits() -> None:
+    cluster = m.cluster()
+    for obj in cluster:
+        if obj["kind"] == "Node":
+            obj["status"]["allocatable"]["pods"] = "1"
+    hogs = _all_nodes_hogged("1")
+    d = diagnose(ClusterSnapshot.from_objects(cluster + hogs + m.pending("train", ONE_GPU)), "pod", "train", m.NS)
+    assert (d.to_json()["verdict"], d.to_json()["code"]) == ("waiting", "NodeInsufficientResources")
+    assert "Too many pods" in d.headline
+
+
+@pytest.mark.parametrize(
+    ("spec", "want"),
+    [
+        pytest.param({"containers": [{"resources": {"requests": {"cpu": "1"}}}, {"resources": {"requests": {"cpu": "250m"}}}]},
+                     {"cpu": 1250}, id="sum-of-containers"),
+        pytest.param({"initContainers": [{"resources": {"requests": {"cpu": "4"}}}],
+                      "containers": [{"resources": {"requests": {"cpu": "1"}}}]}, {"cpu": 4000}, id="init-peak-wins"),
+        pytest.param({"initContainers": [{"restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
+                                         {"resources": {"requests": {"cpu": "2"}}}],
+                      "containers": [{"resources": {"requests": {"cpu": "1"}}}]}, {"cpu": 3000}, id="sidecar-beside-init"),
+        pytest.param({"containers": [{"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi", "cpu": "2"}}}],
+                      "overhead": {"cpu": "100m"}}, {"memory": 1 << 30, "cpu": 2100}, id="limits-default-and-overhead"),
+        pytest.param({"containers": [{"resources": {"requests": {"cpu": "0.1"}}}] * 3}, {"cpu": 300}, id="decimal-exact"),
+    ],
+)
+def test_pod_requests(spec: dict[str, Any], want: dict[str, int]) -> None:
+    assert pod_requests({"spec": spec}) == want
+
+
+def test_agreement_snapshot_matches_the_scheduler() -> None:
+    """Every Pending pod's verdict agrees with the FailedScheduling message the simulator recorded."""
+    snap = ClusterSnapshot.from_objects(yaml.safe_load(SNAPSHOT.read_text(encoding="utf-8"))["items"])
+    checked = 0
+    for pod in snap.pods:
+        if (pod.get("status") or {}).get("phase") != "Pending":
+            continue
+        name = pod["metadata"]["name"]
+        msg = " ".join(c.get("message", "") for c in pod["status"].get("conditions") or [] if c.get("type") == "PodScheduled")
+        d = diagnose(snap, "pod", name, pod["metadata"]["namespace"])
+        assert "nodes are available" in msg, name
+        assert d.verdict.value != "ok", (name, msg)
+        resources = "Insufficient" in msg or "Too many pods" in msg
+        assert (d.code.value == "NodeInsufficientResources") == resources, (name, d.code, msg)
+        if "does not exist" in msg:
+            assert d.verdict.value == "broken", name
+        checked += 1
+    assert checked >= 20
+    too_big = diagnose(snap, "pod", "too-big", "default")
+    assert (too_big.verdict.value, too_big.owner.value) == ("never", "application")
+    assert too_big.fix.startswith("requests 200 cpu; largest node allocatable 96")
