@@ -34,7 +34,10 @@ def _amount(name: str, value: Any) -> int:
 
 
 def _container_requests(container: Obj) -> Amounts:
-    """Requests with the API server's defaulting: a limit without a request is the request."""
+    """Requests with the API server's defaulting: a limit without a request is the request.
+
+    Works on a pod spec too (its ``resources`` are the pod-level ones).
+    """
     resources = container.get("resources") or {}
     merged = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
     return {name: _amount(name, v) for name, v in merged.items()}
@@ -55,7 +58,8 @@ def pod_requests(pod: Obj) -> Amounts:
     """What the scheduler charges for the pod (``resourcehelper.PodRequests``).
 
     The sum over containers and restartable (sidecar) init containers, raised to the peak of
-    any regular init container running beside the sidecars started before it, plus
+    any regular init container running beside the sidecars started before it; pod-level
+    ``spec.resources`` (PodLevelResources) replaces that for cpu and memory; plus
     ``spec.overhead``.
     """
     spec = pod.get("spec") or {}
@@ -75,6 +79,8 @@ def pod_requests(pod: Obj) -> Amounts:
         _max(init_peak, peak)
     _add(total, sidecars)
     _max(total, init_peak)
+    pod_level = _container_requests(spec)
+    total.update({k: v for k, v in pod_level.items() if k in (CPU, MEMORY)})
     _add(total, {k: _amount(k, v) for k, v in (spec.get("overhead") or {}).items()})
     return total
 

@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drakit.explain.diagnose import diagnose
-from drakit.explain.noderesources import pod_requests
+from drakit.explain.noderesources import fit, pod_requests
 from drakit.inventory.snapshot import ClusterSnapshot
 from tests.unit.explain import mixed as m
 
@@ -87,6 +89,10 @@ def test_too_many_pods_waits() -> None:
         pytest.param({"containers": [{"resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi", "cpu": "2"}}}],
                       "overhead": {"cpu": "100m"}}, {"memory": 1 << 30, "cpu": 2100}, id="limits-default-and-overhead"),
         pytest.param({"containers": [{"resources": {"requests": {"cpu": "0.1"}}}] * 3}, {"cpu": 300}, id="decimal-exact"),
+        pytest.param({"resources": {"limits": {"cpu": "8"}},
+                      "containers": [{"resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}]},
+                     {"cpu": 8000, "nvidia.com/gpu": 1}, id="pod-level-resources"),
+        pytest.param({"containers": [{"name": "main"}]}, {}, id="best-effort"),
     ],
 )
 def test_pod_requests(spec: dict[str, Any], want: dict[str, int]) -> None:
@@ -114,3 +120,15 @@ def test_agreement_snapshot_matches_the_scheduler() -> None:
     too_big = diagnose(snap, "pod", "too-big", "default")
     assert (too_big.verdict.value, too_big.owner.value) == ("never", "application")
     assert too_big.fix.startswith("requests 200 cpu; largest node allocatable 96")
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 10**7), min_size=1, max_size=5), st.integers(0, 10**8), st.integers(0, 10**8))
+def test_fit_matches_the_arithmetic(milli: list[int], alloc: int, used: int) -> None:
+    """Exact millicores: the pod fits iff its summed request is at most what the node has left."""
+    spec = {"containers": [{"resources": {"requests": {"cpu": f"{n}m"}}} for n in milli]}
+    want = pod_requests({"spec": spec})
+    assert want.get("cpu", 0) == sum(milli)
+    lacks = fit(want, {"cpu": alloc, "pods": 110}, {"cpu": used, "pods": 1})
+    assert bool(lacks) == (sum(milli) > 0 and sum(milli) > alloc - used)
+    assert all(x.reason == "Insufficient cpu" and x.unresolvable == (sum(milli) > alloc) for x in lacks)
