@@ -6,7 +6,7 @@ Stages (reference notes §5.4), numbered as in the code below:
    missing, being deleted, not owned;
 2. classes — PreFilter: a request names a class that does not exist, or uses a feature that is off;
 3. selectors — compile errors and the cost limit (runtime errors surface in stage 6);
-4. nodes — node-level reasons outside DRA (nodeSelector, affinity, taints), briefly;
+4. nodes — node-level reasons outside DRA (nodeSelector, affinity, taints, NodeResourcesFit);
 5. allocated claims — allocated on nodes the pod cannot use;
 6. devices — per request a funnel (:mod:`drakit.explain.funnel`) with near misses; then devices
    in use (holders, expected release), counters and capacity; then the allocator itself on the
