@@ -1,6 +1,10 @@
-"""Go's ``strconv.Quote`` (``%q``), once: upstream messages quote names and values with it.
+"""Go's ``strconv.Quote`` (``%q``) and ``strconv.ParseInt``, once each.
 
-Three things need it: error texts that must read as upstream's (blang/semver, cel-go's
+Upstream messages quote names and values with ``Quote``; label selectors, taint comparisons
+and quantities read integers with ``ParseInt``, which is stricter than Python's ``int()``
+(no spaces, no underscores, no non-ASCII digits).
+
+Three things need ``Quote``: error texts that must read as upstream's (blang/semver, cel-go's
 ``format``), and every message that shows a name taken from the input.  A name holding a
 control character (``ESC [31m``) must reach a terminal escaped, never as the raw byte, so
 messages show names through :func:`quote` and the CLI's error printer passes whole lines
@@ -11,7 +15,11 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["escape", "is_print", "quote"]
+__all__ = ["INT64_MAX", "INT64_MIN", "escape", "is_print", "parse_int64", "quote"]
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+_DIGITS = frozenset("0123456789")
 
 _ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
@@ -68,3 +76,16 @@ def escape(s: str, keep: str = "") -> str:
         else:
             _escape_rune(ch, out)
     return "".join(out)
+
+
+def parse_int64(s: str) -> int | None:
+    """``strconv.ParseInt(s, 10, 64)``: an optional sign and ASCII digits, in range; else None."""
+    body = s[1:] if s[:1] in ("+", "-") else s
+    if not body or not _DIGITS.issuperset(body):
+        return None
+    significant = body.lstrip("0")
+    if len(significant) > 19:  # more digits than any int64 (and than int() will read quickly)
+        return None
+    value = int(significant or "0")
+    value = -value if s[0] == "-" else value
+    return value if INT64_MIN <= value <= INT64_MAX else None

@@ -30,6 +30,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from drakit.gostr import parse_int64
+
 __all__ = [
     "MAX_POW10_DIGITS",
     "Format",
@@ -308,19 +310,6 @@ _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
 _DIGITS = frozenset("0123456789")
 
 
-def _parse_go_int64(s: str) -> int | None:
-    """strconv.ParseInt(s, 10, 64): optional sign, ASCII digits, range-checked."""
-    body = s[1:] if s[:1] in ("+", "-") else s
-    if not body or not all(c in _DIGITS for c in body):
-        return None
-    v = _int_from_digits(body)
-    if s[:1] == "-":
-        v = -v
-    if v < _I64_MIN or v > _I64_MAX:
-        return None
-    return v
-
-
 def _interpret_suffix(suffix: str) -> tuple[int, int, Format] | None:
     """(base, exponent, format) or None; upstream's ``interpret``."""
     exp = _DEC_SUFFIX_EXP.get(suffix)
@@ -330,7 +319,7 @@ def _interpret_suffix(suffix: str) -> tuple[int, int, Format] | None:
     if exp is not None:
         return 2, exp, Format.BinarySI
     if len(suffix) > 1 and suffix[0] in "eE":
-        parsed = _parse_go_int64(suffix[1:])
+        parsed = parse_int64(suffix[1:])
         if parsed is None:
             return None
         return 10, _i32(parsed), Format.DecimalExponent
@@ -863,7 +852,7 @@ def _parse(s: str) -> Quantity:
         scale = _i32(scale - len(denom))
         if scale >= _NANO:
             shifted = num + denom
-            parsed = _parse_go_int64(shifted)
+            parsed = parse_int64(shifted)
             if parsed is None:
                 raise QuantityError(ERR_NUMERIC)
             result, ok = _int64_multiply(parsed, mantissa)

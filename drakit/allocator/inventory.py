@@ -46,7 +46,7 @@ def node_matches(
     if all_nodes:
         return True
     if selector is not None:
-        return node_selector_matches(node, selector)
+        return node_selector_matches(node, selector)  # one that does not parse matches nothing
     return False
 
 
@@ -401,6 +401,7 @@ class Inventory:
     def _gather(self, node: Mapping[str, Any], node_name: str, features: Features) -> NodePools:
         notes: list[PoolNote] = []
         pools: dict[tuple[str, str], list[Slice]] = {}
+        error = ""
         candidates = self._on_node.get(node_name, []) + self._shared
         for s in candidates:
             if not features.partitionable_devices and (s.per_device_set or s.shared_counters):
@@ -481,7 +482,7 @@ class Inventory:
         with_binding.sort(key=lambda p: (p.driver, p.name))
         ordered = tuple(plain + with_binding)
         devices = tuple(d for p in ordered if p.usable for s in p.device_slices for d in s.devices)
-        return NodePools(pools=ordered, devices=devices, notes=tuple(notes))
+        return NodePools(pools=ordered, devices=devices, notes=tuple(notes), error=error)
 
     # -- selectors -----------------------------------------------------------------------------
 

@@ -6,9 +6,8 @@ printed as Go's generated ``String()`` and the flattened field errors (``matchFi
 one value and only ``In``/``NotIn``; ``matchExpressions`` follow ``labels.NewRequirement``).
 The API server rejects such selectors, but a bundle on disk can hold anything.
 
-Matching follows ``nodeSelectorTerm.match``: terms are ORed, an empty term is skipped, a
-term's requirements are ANDed, and ``matchFields`` see only ``metadata.name`` (and are not
-consulted at all for a node without a name).
+Matching is :mod:`drakit.corev1`'s (``nodeSelectorTerm.match``, shared with the scheduler and
+explain); this module adds what only the allocator needs, upstream's error message.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from drakit.corev1 import node_selector_matches
 from drakit.model.names import label_key, label_value
 
 _LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -141,72 +141,6 @@ def go_string(selector: Mapping[str, Any]) -> str:
     return f"&NodeSelector{{NodeSelectorTerms:[]NodeSelectorTerm{{{terms}}},}}"
 
 
-def _label_matches(req: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
-    key = req.get("key", "")
-    values = [str(v) for v in req.get("values") or []]
-    op = req.get("operator")
-    present = key in labels
-    value = str(labels[key]) if present else ""
-    if op == "In":
-        return present and value in values
-    if op == "NotIn":
-        return not present or value not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt") and present and len(values) == 1:
-        have, want = _go_int(value), _go_int(values[0])
-        if have is None or want is None:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
-def _field_matches(req: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
-    values = req.get("values") or []
-    if len(values) != 1:
-        return False
-    have = fields.get(str(req.get("key", "")), "")
-    return (have == str(values[0])) == (req.get("operator") == "In")
-
-
-# id(selector) -> (selector, its terms that parse).  Validating a term costs ten times matching
-# it, and the allocator and explain match the same published selectors against every node.
-# The selector is kept alive with its entry so that its id cannot be reused; published objects
-# are never modified (the allocator's inputs are read-only).
-_PARSED: dict[int, tuple[Mapping[str, Any], list[Mapping[str, Any]]]] = {}
-
-
-def _parsed_terms(selector: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    hit = _PARSED.get(id(selector))
-    if hit is not None and hit[0] is selector:
-        return hit[1]
-    terms = [
-        t
-        for i, t in enumerate(selector.get("nodeSelectorTerms") or [])
-        if isinstance(t, Mapping) and not _is_empty(t) and not _term_errors(t, i)
-    ]
-    if len(_PARSED) >= 4096:
-        _PARSED.clear()
-    _PARSED[id(selector)] = (selector, terms)
-    return terms
-
-
 def matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
-    """Whether ``node`` satisfies ``selector``; a term that does not parse matches nothing (the lazy selector)."""
-    if not selector:
-        return False
-    meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    name = str(meta.get("name") or "")
-    fields = {"metadata.name": name} if name else {}
-    for term in _parsed_terms(selector):
-        exprs = term.get("matchExpressions") or []
-        if exprs and not all(_label_matches(r, labels) for r in exprs):
-            continue
-        reqs = term.get("matchFields") or []
-        if reqs and fields and not all(_field_matches(r, fields) for r in reqs):
-            continue
-        return True
-    return False
+    """Whether ``node`` satisfies ``selector`` (:func:`drakit.corev1.node_selector_matches`, the one contract)."""
+    return selector is not None and node_selector_matches(node, selector)

@@ -27,6 +27,7 @@ from drakit.allocator.inventory import CapacityEntry, Device, Inventory, NodePoo
 from drakit.allocator.state import AllocatedState, DeviceKey, has_allocation, quantity_of, quantity_sum
 from drakit.allocator.trace import Trace
 from drakit.clock import SYSTEM_CLOCK, Clock, IdSource, RandomIds
+from drakit.corev1 import DEVICE_TAINT_EFFECTS, tolerates_device_taint
 from drakit.errors import AllocationError
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey
@@ -117,18 +118,6 @@ class _Result:
     admin: bool
     share_id: str | None
     consumed: dict[str, Quantity] | None
-
-
-def _tolerates(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """resourceclaim.ToleratesTaint."""
-    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-        return False
-    if tol.get("key") and tol.get("key") != taint.get("key"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if op == "Equal":
-        return (tol.get("value") or "") == (taint.get("value") or "")
-    return op == "Exists"
 
 
 _ZERO = quantity_of("0")
@@ -609,8 +598,8 @@ class _Run:
             counters_reserved = True
         if self.f.device_taints:
             for taint in dev.taints:
-                if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(
-                    _tolerates(t, taint) for t in req.tolerations
+                if taint.get("effect") in DEVICE_TAINT_EFFECTS and not any(
+                    tolerates_device_taint(t, taint) for t in req.tolerations
                 ):
                     if self.trace is not None:
                         self._reject(

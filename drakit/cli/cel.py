@@ -97,21 +97,40 @@ def _features(version: str, gates: str | None) -> Features:
 
 
 def _load_device(path: Path | None) -> DeviceView | None:
+    from drakit.sources import ReadError, parse_text, read_one
+
     if path is None:
         return None
     try:
-        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot read device file {path}: {e.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise UsageError(f"device file {path}: not YAML/JSON: {e}") from None
-    if not isinstance(doc, dict):
-        raise UsageError(f"device file {path}: expected a Device object (a mapping)")
-    doc = _fix_surrogates(doc)
-    driver = str(doc.get("driver") or "")
+        text = read_one(str(path))
+    except ReadError as e:
+        raise UsageError(f"cannot read device file: {e}") from None
+    docs, problems = parse_text(str(path), text)
+    if problems:
+        raise UsageError(f"device file {problems[0]}")
+    if len(docs) != 1 or not isinstance(docs[0].data, dict):
+        raise UsageError(f"device file {path}: expected one Device object (a mapping), found "
+                         f"{len(docs)} document(s)" + ("" if len(docs) != 1 else f" of type {type(docs[0].data).__name__}"))
+    doc = _fix_surrogates(docs[0].data)
+    driver = doc.get("driver", "")
+    _check_device(str(path), {k: v for k, v in doc.items() if k != "driver"}, driver)
     return device_view(driver, doc)
+
+
+def _check_device(path: str, device: dict[str, Any], driver: Any) -> None:
+    """The file must decode as a v1 Device (strict, like the API server) plus a string ``driver``."""
+    from pydantic import ValidationError
+
+    from drakit.model.load import errors_from_validation
+    from drakit.model.slice import Device
+
+    if not isinstance(driver, str):
+        raise UsageError(f"device file {path}: driver: must be a string")
+    try:
+        Device.model_validate(device)
+    except ValidationError as e:
+        first = errors_from_validation(Device, e)[0]
+        raise UsageError(f"device file {path}: not a v1 Device: {first}") from None
 
 
 def _fix_surrogates(v: Any) -> Any:
@@ -195,7 +214,9 @@ def _print(doc: dict[str, Any], output: Output) -> None:
     if output == Output.text:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     elif output == Output.yaml:
-        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+        from drakit.model.codec import KubeDumper
+
+        sys.stdout.write(yaml.dump(doc, Dumper=KubeDumper, sort_keys=False, allow_unicode=True))
     else:
         sys.stdout.write(dump_json(doc) + "\n")
 

@@ -8,10 +8,11 @@ the terminal with a control character in it.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from enum import StrEnum
-from typing import Any
+from typing import Any, TextIO
 
 import typer
 import yaml
@@ -51,7 +52,9 @@ def dump_json(obj: Any) -> str:
 def emit(obj: Any, output: str) -> None:
     """Print a JSON-able document as JSON or YAML (text rendering is each verb's own)."""
     if output == "yaml":
-        sys.stdout.write(yaml.safe_dump(obj, sort_keys=False, allow_unicode=True))
+        from drakit.model.codec import KubeDumper
+
+        sys.stdout.write(yaml.dump(obj, Dumper=KubeDumper, sort_keys=False, allow_unicode=True))
     else:
         sys.stdout.write(dump_json(obj) + "\n")
 
@@ -61,13 +64,52 @@ def error_line(message: str) -> None:
     print(f"error: {escape(message)}", file=sys.stderr)
 
 
+# What a terminal would act on: C0 controls but tab and newline, DEL, and C1 controls (CSI is
+# 0x9b) except NEL, which YAML prints as text.  \uXXXX keeps JSON output valid and equal.
+_TERMINAL_CONTROLS = {
+    c: f"\\u{c:04x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if c not in (0x09, 0x0A, 0x85)
+}
+
+
+class _TerminalSafe(io.TextIOBase):
+    """Standard output with every terminal control character from the input neutralised."""
+
+    def __init__(self, target: TextIO) -> None:
+        self._target = target
+
+    def write(self, text: str) -> int:
+        self._target.write(text.translate(_TERMINAL_CONTROLS))
+        return len(text)
+
+    def flush(self) -> None:
+        self._target.flush()
+
+    def isatty(self) -> bool:
+        return self._target.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._target, "encoding", None) or "utf-8"
+
+
 def run_guarded(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run the typer app on ``args`` (default: ``sys.argv``); map drakit exceptions to exit codes.
 
     typer itself handles usage errors (exit 2) in standalone mode (with a hint when the
     "unknown option" is a value starting with ``-``, such as the CEL expression ``-1 < x``);
-    anything drakit raises on purpose becomes one line on stderr and its exit code.
+    anything drakit raises on purpose becomes one line on stderr and its exit code.  Names and
+    values from the input reach standard output without terminal control characters.
     """
+    saved = sys.stdout
+    sys.stdout = _TerminalSafe(saved)
+    try:
+        return _run(app, args)
+    finally:
+        sys.stdout.flush()
+        sys.stdout = saved
+
+
+def _run(app: typer.Typer, args: list[str] | None) -> int:
     try:
         app(args=args, prog_name="drakit")
     except SystemExit as e:

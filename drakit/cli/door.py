@@ -17,8 +17,9 @@ from pydantic import ValidationError
 from drakit.errors import InvalidInput, ObjectErrors
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot, Provenance, name_of, namespace_of, with_namespace
-from drakit.model import KINDS, load_bundle, validate_report
+from drakit.model import KINDS, validate_report
 from drakit.model.load import Document, Entry, LocatedRef, errors_from_validation
+from drakit.sources import load_bundle
 
 
 def refuse_invalid(entries: Iterable[Any], features: Features) -> None:
@@ -69,6 +70,6 @@ def open_snapshot(paths: Sequence[str], features: Features, *, as_given: bool = 
     objects that share a name kept in input order.
     """
     bundle = load_bundle(list(paths), allow_duplicate_names=as_given)
-    if not as_given:
-        refuse_invalid(bundle.entries, features)
+    if not as_given:  # pods made from workload templates are validated like pods
+        refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
     return ClusterSnapshot.from_bundle(bundle, provenance=Provenance(", ".join(paths), time.time()), as_given=as_given)

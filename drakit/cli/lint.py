@@ -3,8 +3,6 @@ unused classes, requests no device can satisfy)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,29 +15,33 @@ from drakit.model.load import Document
 
 
 def _documents(paths: list[str]) -> list[Any]:
-    import yaml
+    from drakit.model.codec import Problem
+    from drakit.model.load import decode_documents, source_problem
+    from drakit.profiles.source import ParseError, parse_documents
+    from drakit.sources import read_inputs, split_lists
 
-    from drakit.profiles.source import DuplicateKey, parse_documents
-
-    files: list[tuple[str, str]] = []
-    for p in paths:
-        if p == "-":
-            files.append((sys.stdin.read(), "-"))
-            continue
-        path = Path(p)
-        if path.is_dir():
-            files += [(f.read_text(encoding="utf-8"), str(f)) for f in sorted(path.rglob("*.y*ml"))]
-        elif path.exists():
-            files.append((path.read_text(encoding="utf-8"), str(path)))
-        else:
-            raise InvalidInput(f"{p}: no such file or directory")
+    inputs = read_inputs(paths)
+    if inputs.errors:
+        raise InvalidInput("\n".join(inputs.errors))
     docs = []
-    for text, name in files:
+    for t in inputs.texts:
         try:
-            docs += parse_documents(text, name)
-        except (yaml.YAMLError, DuplicateKey) as e:
-            raise InvalidInput(f"{name}: {e}") from None
+            docs += parse_documents(t.text, t.name)
+        except ParseError as e:
+            raise InvalidInput(str(e)) from None
+    if not docs:
+        raise InvalidInput(f"{', '.join(paths)}: no objects found (the input is empty)")
+    # Findings presume objects that decode: what strict decoding refuses is refused here too.
+    manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)]
+    problems: list[Problem] = []
+    _, typed = decode_documents(split_lists(manifests, problems))
+    if typed or problems:
+        raise InvalidInput([*(source_problem(p) for p in problems), *typed])
     return docs
+
+
+def _is_profile(value: Any) -> bool:
+    return isinstance(value, dict) and str(value.get("apiVersion", "")).startswith("drakit.dev/")
 
 
 def register(app: typer.Typer) -> None:

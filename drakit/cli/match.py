@@ -15,9 +15,10 @@ import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
 from drakit.cli.door import open_snapshot
+from drakit.drivers.identity import product_of
 from drakit.errors import SelectorError, UsageError
 from drakit.features import NEWEST_VERSION, Features
-from drakit.inventory.devices import InventoryDevice, inventory_devices, product_label
+from drakit.inventory.devices import InventoryDevice, inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.selectors import compile_selector, device_view
 
@@ -60,7 +61,7 @@ def match_devices(
             except SelectorError as e:
                 matched, error = False, f"{where}: CEL runtime error: {e}"
                 break
-        out.append(DeviceMatch(dev, product_label(dev.driver, dev.device), matched, error))
+        out.append(DeviceMatch(dev, product_of(dev.driver, dev.device), matched, error))
     return out
 
 

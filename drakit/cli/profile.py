@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+import yaml
 
 from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
 from drakit.errors import InvalidInput, UsageError
@@ -19,7 +20,8 @@ DriverOpt = Annotated[str | None, typer.Option("--driver", help="Driver schema, 
 
 
 def _compiled(profiles: list[str], driver: str | None, namespace: str | None) -> list[Any]:
-    from drakit.profiles import compile_profile, drivers_for, load_profile_files
+    from drakit.profiles import compile_profile, drivers_for
+    from drakit.sources import load_profile_files
 
     pset = load_profile_files(profiles)
     out = []
@@ -68,8 +70,11 @@ def apply_to_cmd(
     if len(compiled) != 1:
         raise UsageError(f"--profile {profile} names {len(compiled)} profiles; apply one at a time")
     cp = compiled[0]
-    text = sys.stdin.read() if manifest == "-" else _read(manifest)
-    result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest)
+    text, syntax = _read(manifest)
+    try:
+        result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest)
+    except (yaml.YAMLError, RecursionError):  # what the splicer's own messages do not cover
+        raise InvalidInput(syntax or f"{manifest}: not YAML") from None
     for note in result.notes:
         print(f"Warning: {note}", file=sys.stderr)
     if not result.changed:
@@ -111,11 +116,33 @@ def eligible_cmd(
     raise typer.Exit(EXIT_UNSATISFIABLE if none else EXIT_OK)
 
 
-def _read(path: str) -> str:
+def _read(path: str) -> tuple[str, str]:
+    """The manifest's text through the one bounded reader, checked by the strict decoder first:
+    the splicing composes the text again and must only ever see what kubectl would read.
+
+    Returns the text and the decoder's syntax errors, which are left to the splicer (its
+    messages point at the column) unless it fails on them too."""
+    from drakit.model.codec import Problem
+    from drakit.model.load import decode_documents, source_problem
+    from drakit.sources import ReadError, parse_text, read_one, split_lists
+
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInput(f"{path}: {e.strerror}") from None
+        text = read_one(path)
+    except ReadError as e:
+        raise InvalidInput(str(e)) from None
+    docs, problems = parse_text(path, text)
+    # Plain syntax errors are left to the splicer, whose messages point at the column; what
+    # only the strict decoder refuses (duplicate keys, aliases, nesting, numbers) stops here.
+    refused = [p for p in problems if not p.message.startswith("error parsing YAML") or "nesting depth" in p.message]
+    if refused:
+        raise InvalidInput("\n".join(str(p) for p in refused))
+    if problems:
+        return text, "\n".join(str(p) for p in problems)
+    listed: list[Problem] = []
+    _, typed = decode_documents(split_lists(docs, listed))
+    if typed or listed:  # kinds drakit types and the pod templates of workloads must be valid
+        raise InvalidInput([*(source_problem(p) for p in listed), *typed])
+    return text, ""
 
 
 def register(app: typer.Typer) -> None:

@@ -44,8 +44,9 @@ def simulate(
     ] = None,
 ) -> None:
     """Simulate pods and claims over a cluster with the real allocator and kube-scheduler semantics."""
-    from drakit.sim import load_scenario, run_scenario
+    from drakit.sim import run_scenario
     from drakit.sim.report import compare_json, render_compare_text, render_text, write_chart
+    from drakit.sources import load_scenario
 
     if scenario is not None and filename is not None:
         raise UsageError("give the scenario once: as an argument or with -f, not both")
@@ -108,7 +109,8 @@ def simulate(
 
 def _with_added_nodes(base: Any, spec: str) -> Any:
     """``--add-nodes``: ``<count>x<template>``, or else a file of the user's Nodes and ResourceSlices."""
-    from drakit.sim.scenario import ADD_NODES_PATTERN, load_node_manifests, parse_add_nodes
+    from drakit.sim.scenario import ADD_NODES_PATTERN, parse_add_nodes
+    from drakit.sources import load_node_manifests
 
     if ADD_NODES_PATTERN.match(spec.strip()) or not Path(spec).exists():
         try:

@@ -17,8 +17,9 @@ import typer
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
 from drakit.cli.door import open_snapshot
 from drakit.demo import demo_paths
+from drakit.drivers.identity import product_of
 from drakit.features import NEWEST_VERSION, Features
-from drakit.inventory.devices import inventory_devices, product_label
+from drakit.inventory.devices import inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey, name_of
 from drakit.profiles.trial import TRIAL_PROFILES
 
@@ -28,7 +29,7 @@ def inventory_summary(snapshot: ClusterSnapshot) -> dict[str, Any]:
     groups: Counter[tuple[str, str, str]] = Counter()
     for dev in inventory_devices(snapshot.slices):
         memory = ((dev.device.get("capacity") or {}).get("memory") or {}).get("value", "-")
-        groups[(dev.driver, product_label(dev.driver, dev.device), str(memory))] += 1
+        groups[(dev.driver, product_of(dev.driver, dev.device), str(memory))] += 1
     return {
         "nodes": [name_of(n) for n in snapshot.nodes],
         "devices": [
@@ -112,8 +113,8 @@ def register(app: typer.Typer) -> None:
         output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
     ) -> None:
         """Run the platform trial: inventory, profile eligibility, placements, and why anything waits."""
-        from drakit.profiles.loader import load_profile_files
         from drakit.profiles.trial import trial_profiles, trial_table
+        from drakit.sources import load_profile_files
 
         features = Features.for_version(kubernetes_version)
         paths = files or demo_paths()

@@ -66,8 +66,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Validate manifests like the API server: every error, with field paths."""
-        from drakit.model.load import load_bundle
         from drakit.model.validate import validate_report
+        from drakit.sources import load_bundle
 
         try:
             features = Features.for_version(kubernetes_version).with_gates(feature_gates)
@@ -78,5 +78,8 @@ def register(app: typer.Typer) -> None:
             bundle = load_bundle(filename)
         except InvalidInput as e:
             raise typer.Exit(_report(e.problems, (), output, 0)) from None
-        report = validate_report(bundle.entries, features)
-        raise typer.Exit(_report(list(report.errors), report.warnings, output, len(bundle.entries)))
+        # Pods made from workload templates are validated like pods (their errors name the pod).
+        objects = (*bundle.entries, *bundle.workload_pods)
+        report = validate_report(objects, features)
+        warnings = (*bundle.notes, *report.warnings)
+        raise typer.Exit(_report(list(report.errors), warnings, output, len(objects)))

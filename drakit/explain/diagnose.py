@@ -22,17 +22,31 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from drakit.allocator import allocate, has_allocation
-from drakit.allocator.inventory import Inventory, node_selector_matches
+from drakit.allocator.inventory import Inventory
 from drakit.allocator.trace import Trace
+from drakit.corev1 import (
+    PODS,
+    Amounts,
+    Insufficient,
+    find_untolerated_taint,
+    node_allocatable,
+    node_resource_fit,
+    node_selector_matches,
+    pod_matches_node_affinity,
+    pod_requests,
+    requested_by_node,
+    show_amount,
+    tolerates,
+)
 from drakit.errors import InvalidArgument, NotFound
-from drakit.explain import noderesources
 from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
     ClusterIndex,
@@ -43,14 +57,15 @@ from drakit.explain.funnel import (
     build_funnel,
     claim_requests,
     device_nodes,
-    product_of,
+    device_product,
     reach_map,
-    tolerates,
 )
 from drakit.features import Features
 from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, key_of, name_of, namespace_of
 from drakit.outcomes import Code, ExplainCode, Owner, Reason, ReasonCode, Stage, Verdict, verdict_of
+
+_T = TypeVar("_T")
 
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
 MAX_ALLOCATOR_NODES = 16
@@ -92,7 +107,21 @@ class Shared:
         self._positions: dict[int, int] | None = None
         self._facts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         self._usable: dict[str, tuple[list[Obj], Any]] = {}
-        self._requested: dict[str, noderesources.Amounts] | None = None
+        self._requested: dict[str, Amounts] | None = None
+        self._once: dict[Hashable, tuple[tuple[object, ...], Any]] = {}
+
+    def once(self, key: Hashable, held: tuple[object, ...], compute: Callable[[], _T]) -> _T:
+        """``compute()`` once per ``key`` and identity of the objects ``held``.
+
+        Walks over many devices or nodes depend on lists that the funnel and the node
+        partition hand out once per candidate set; shapes that share those lists share the walk.
+        The objects are held so that their ids stay theirs.
+        """
+        full = (key, *map(id, held))
+        hit = self._once.get(full)
+        if hit is None or any(a is not b for a, b in zip(hit[0], held, strict=True)):
+            hit = self._once[full] = (held, compute())
+        return hit[1]
 
     @property
     def index(self) -> ClusterIndex:
@@ -126,13 +155,16 @@ class Shared:
         return hit
 
     @property
-    def requested(self) -> dict[str, noderesources.Amounts]:
+    def requested(self) -> dict[str, Amounts]:
         """Per node: what its bound, non-terminal pods request (the scheduler's NodeInfo)."""
         if self._requested is None:
-            self._requested = noderesources.requested_by_node(self.inp.pods)
+            self._requested = requested_by_node(self.inp.pods)
         return self._requested
 
     def reach(self, usable: Sequence[Obj]) -> dict[int, bool]:
+        return self.once("reach", (usable,), lambda: self._reach_of(usable))
+
+    def _reach_of(self, usable: Sequence[Obj]) -> dict[int, bool]:
         key = tuple(name_of(n) for n in usable)
         hit = self._reach.get(key)
         if hit is None:
@@ -550,7 +582,6 @@ def node_exclusion(pod: Obj, node: Obj) -> str:
     """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''."""
     spec = pod.get("spec") or {}
     meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
     tolerations = spec.get("tolerations") or []
     if spec.get("nodeName") and spec["nodeName"] != meta.get("name"):
         return "node(s) didn't match the requested node name"
@@ -558,20 +589,11 @@ def node_exclusion(pod: Obj, node: Obj) -> str:
         tolerates(t, {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}) for t in tolerations
     ):
         return "node(s) were unschedulable"
-    selector = spec.get("nodeSelector") or {}
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ))
-    if any(labels.get(k) != v for k, v in selector.items()) or (
-        required and not node_selector_matches(node, required)
-    ):
+    if not pod_matches_node_affinity(spec, node):
         return "node(s) didn't match Pod's node affinity/selector"
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(tolerates(t, taint) for t in tolerations):
-            # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
-            return "node(s) had untolerated taint(s)"
+    if find_untolerated_taint((node.get("spec") or {}).get("taints") or [], tolerations, ("NoSchedule", "NoExecute")):
+        # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
+        return "node(s) had untolerated taint(s)"
     return ""
 
 
@@ -594,8 +616,8 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
                 usable.append(n)
         return usable, (excluded, taints)
 
+    # The shared list itself (never modified): walks over usable nodes are memoised by it.
     usable, (excluded, taints) = ctx.shared.usable(pod, partition)
-    usable = list(usable)
     excluded = dict(excluded)
     if pod is not None and not inferred and usable:
         usable = _resource_fit(ctx, pod, usable, excluded)
@@ -641,10 +663,10 @@ def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int
     When none fits the finding is the node stage's blocker: WAITING when some node could hold
     the pod once its bound pods finish, NEVER when the request exceeds every node's allocatable.
     """
-    want = noderesources.pod_requests(pod)
+    want = pod_requests(pod)
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     fitting: list[Obj] = []
-    short: list[tuple[Obj, list[noderesources.Insufficient]]] = []
+    short: list[tuple[Obj, list[Insufficient]]] = []
     for n in nodes:
         if not (n.get("status") or {}).get("allocatable"):
             fitting.append(n)  # a hand-written Node without a status: its capacity is unknown, not zero
@@ -653,8 +675,8 @@ def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int
         if spec.get("nodeName") == name_of(n) and status.get("phase") not in ("Succeeded", "Failed"):
             # A bound pod is already part of its node's total: take it out again.
             used = {k: v - want.get(k, 0) for k, v in used.items()}
-            used[noderesources.PODS] = used.get(noderesources.PODS, 1) - 1
-        lacks = noderesources.fit(want, noderesources.allocatable(n), used)
+            used[PODS] = used.get(PODS, 1) - 1
+        lacks = node_resource_fit(want, node_allocatable(n), used)
         if lacks:
             short.append((n, lacks))
             for x in lacks:
@@ -662,16 +684,16 @@ def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int
         else:
             fitting.append(n)
     if fitting:
-        return fitting
+        return fitting if short else nodes  # the shared list itself when nothing is out (memoised walks)
     total, _ = _nodes(ctx.inp)
     ctx.nodes = NodeSummary(len(total), 0, MappingProxyType(dict(sorted(excluded.items()))), False)
     parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
     if all(any(x.unresolvable for x in lacks) for _, lacks in short):
         worst = max((x for _, lacks in short for x in lacks if x.unresolvable), key=lambda x: x.requested - x.capacity)
         res = worst.resource
-        biggest = max(noderesources.allocatable(n).get(res, 0) for n, _ in short)
-        hint = (f"requests {noderesources.show(res, worst.requested)} {res}; largest node allocatable "
-                f"{noderesources.show(res, biggest)}: lower the pod's requests or add larger nodes")
+        biggest = max(node_allocatable(n).get(res, 0) for n, _ in short)
+        hint = (f"requests {show_amount(res, worst.requested)} {res}; largest node allocatable "
+                f"{show_amount(res, biggest)}: lower the pod's requests or add larger nodes")
         verdict, owner = Verdict.NEVER, Owner.APPLICATION
     else:
         best = min(
@@ -679,19 +701,19 @@ def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int
             key=lambda x: x.requested - (x.capacity - x.used),
         )
         res = best.resource
-        if res == noderesources.PODS:
+        if res == PODS:
             hint = f"every usable node is at its pod limit ({best.capacity}); wait for bound pods to finish"
         else:
             free = best.capacity - best.used
-            hint = (f"requests {noderesources.show(res, best.requested)} {res}; most free on a usable node "
-                    f"{noderesources.show(res, free)} of {noderesources.show(res, best.capacity)} allocatable: "
+            hint = (f"requests {show_amount(res, best.requested)} {res}; most free on a usable node "
+                    f"{show_amount(res, free)} of {show_amount(res, best.capacity)} allocatable: "
                     "wait for bound pods to finish or lower the pod's requests")
         verdict, owner = Verdict.WAITING, Owner.PLATFORM
     ctx.add(
         ExplainCode.NODE_INSUFFICIENT_RESOURCES,
         f"no node has room for the pod: {parts}",
         Stage.NODES, verdict, owner, hint=hint,
-        resource=res, requested=noderesources.show(res, want.get(res, 0)) if res != noderesources.PODS else "1",
+        resource=res, requested=show_amount(res, want.get(res, 0)) if res != PODS else "1",
         excluded=dict(excluded),
     )
     return []
@@ -700,11 +722,12 @@ def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int
 def untolerated_node_taint(pod: Obj, node: Obj) -> str:
     """The first NoSchedule/NoExecute taint of ``node`` the pod does not tolerate, as ``key=value:effect``."""
     tolerations = (pod.get("spec") or {}).get("tolerations") or []
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not any(tolerates(t, taint) for t in tolerations):
-            value = taint.get("value") or ""
-            return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect')}"
-    return ""
+    taints = (node.get("spec") or {}).get("taints") or []
+    taint = find_untolerated_taint(taints, tolerations, ("NoSchedule", "NoExecute"))
+    if taint is None:
+        return ""
+    value = taint.get("value") or ""
+    return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect')}"
 
 
 def _creation_failure(msg: str, template: str, ns: str) -> tuple[Owner, str]:
@@ -878,15 +901,16 @@ def _runtime_error(ctx: _Ctx, claim: str, req: RequestSpec, fr: FunnelResult) ->
         Stage.SELECTORS, Verdict.BROKEN, Owner.PLATFORM if where == "class" else Owner.APPLICATION,
         hint=guard or "make the selector handle every device of the class",
         claim=claim, request=req.name, device=dev.ident, selector=i, attribute=attr, error=msg,
-        product=product_of(dev), otherMatching=others,
+        product=device_product(dev), otherMatching=others,
     )
 
 
-def _min_needed(results: Sequence[FunnelResult]) -> int:
-    return max(results[0].funnel.needed, 1)
+def _per_node_max(ctx: _Ctx, devs: list[Device]) -> tuple[int, str]:
+    """The most of ``devs`` on one node, and that node (devices of every node count for each)."""
+    return ctx.shared.once("per-node-max", (devs,), lambda: _count_per_node(devs))
 
 
-def _per_node_max(devs: Sequence[Device], nodes: Sequence[Obj]) -> tuple[int, str]:
+def _count_per_node(devs: Sequence[Device]) -> tuple[int, str]:
     counts: dict[str, int] = {}
     shared = 0
     for d in devs:
@@ -931,7 +955,7 @@ def _static_shortfalls(
         short: list[tuple[FunnelResult, str]] = []
         for fr in results:
             needed = max(fr.funnel.needed, 1)
-            node_max, _ = _per_node_max(fr.matching, usable)
+            node_max, _ = _per_node_max(ctx, fr.matching)
             if len(fr.matching) < needed:
                 short.append((fr, _blocking_step(fr.funnel, needed)))
             elif node_max < needed and fr.funnel.mode != "All":
@@ -962,7 +986,7 @@ def _report_static(ctx: _Ctx, c: _Claim, fr: FunnelResult, step: str, usable: li
     want = "all matching devices" if f.mode == "All" else f"{needed} device{'s' if needed != 1 else ''}"
     chain = f"claim {c.key}, request {f.request}"
     if step == "per-node":
-        node_max, node = _per_node_max(fr.matching, usable)
+        node_max, node = _per_node_max(ctx, fr.matching)
         ctx.add(
             ExplainCode.NOT_ENOUGH_DEVICES,
             f"{chain}: {len(fr.matching)} devices match, but no node has {needed}"
@@ -1061,7 +1085,7 @@ def _dynamic_shortfalls(
         if pos in static:
             continue
         viable = [fr for fr in results if len(fr.matching) >= max(fr.funnel.needed, 1)]
-        needed_ok = [fr for fr in viable if _per_node_max(fr.available, usable)[0] >= max(fr.funnel.needed, 1)]
+        needed_ok = [fr for fr in viable if _per_node_max(ctx, fr.available)[0] >= max(fr.funnel.needed, 1)]
         if needed_ok or not viable:
             continue
         blocked = True
@@ -1074,7 +1098,7 @@ def _dynamic_shortfalls(
         needed = max(f.needed, 1)
         chain = f"claim {c.key}, request {f.request}"
         if len(fr.available) >= needed:
-            node_max, node = _per_node_max(fr.available, usable)
+            node_max, node = _per_node_max(ctx, fr.available)
             if fr.in_use:
                 _holders(ctx, fr.in_use, index)  # who keeps the other devices on those nodes busy
             ctx.add(
@@ -1258,21 +1282,17 @@ def _run_allocator(
     index: ClusterIndex,
 ) -> None:
     """Counting says the pod could fit: ask the allocator on the most promising nodes."""
-    by_name = {name_of(n): n for n in usable}
+    by_name = _by_name(ctx, usable)
     score: dict[str, int] = {}
     for _, results in per_request:
         for fr in results:
-            for d in fr.available:
-                for n in device_nodes(d, usable) if not (d.slice.node_name or d.node_name) else [d.slice.node_name or d.node_name]:
-                    score[n] = score.get(n, 0) + 1
+            for n, k in ctx.shared.once("score", (fr.available, usable), functools.partial(_node_score, fr.available, usable)).items():
+                score[n] = score.get(n, 0) + k
     candidates = [n for n, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0])) if n in by_name]
     if not candidates:
         candidates = sorted(by_name)
     tried_nodes = candidates[:MAX_ALLOCATOR_NODES]
-    slices = _slices_for(ctx.inp, tried_nodes)
-    inv = Inventory(slices, ctx.inp.classes)
-    # The claims holding devices of those pools; allocate() never modifies the state.
-    inv.state = index.allocated_state({(s.driver, s.pool) for s in inv.slices})
+    inv = ctx.shared.once(("inventory", *tried_nodes), (), functools.partial(_inventory_with_state, ctx, tried_nodes, index))
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     first_failure: tuple[str, Trace, str, str] | None = None
     for name in tried_nodes:
@@ -1331,6 +1351,31 @@ def _run_allocator(
             return
     ctx.add(ExplainCode.NOT_ENOUGH_DEVICES, f"the allocator cannot place the claims on node {node}: {message}",
             Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint="see the allocator trace: drakit allocate --node " + node)
+
+
+def _by_name(ctx: _Ctx, usable: list[Obj]) -> dict[str, Obj]:
+    return ctx.shared.once("by-name", (usable,), lambda: {name_of(n): n for n in usable})
+
+
+def _node_score(available: Sequence[Device], usable: Sequence[Obj]) -> dict[str, int]:
+    """Per node, how many of the ``available`` devices it can use."""
+    score: dict[str, int] = {}
+    for d in available:
+        for n in device_nodes(d, usable) if not (d.slice.node_name or d.node_name) else [d.slice.node_name or d.node_name]:
+            score[n] = score.get(n, 0) + 1
+    return score
+
+
+def _inventory_with_state(ctx: _Ctx, nodes: Sequence[str], index: ClusterIndex) -> Inventory:
+    """The allocator's inventory of the pools ``nodes`` see, with the claims holding their
+    devices (allocate() reads both and modifies neither, so diagnoses share it)."""
+    inv = Inventory(_slices_for(ctx.inp, nodes), ctx.inp.classes)
+    inv.state = index.allocated_state({(s.driver, s.pool) for s in inv.slices})
+    return inv
+
+
+def _empty_inventory(ctx: _Ctx, node: str) -> Inventory:
+    return Inventory(_slices_for(ctx.inp, [node]), ctx.inp.classes)
 
 
 def _slices_for(inp: ClusterSnapshot, nodes: Sequence[str]) -> list[Obj]:
@@ -1422,29 +1467,21 @@ def _fits_when_empty(
     shape (their matching devices equal but for names and UUIDs) answer alike, so one
     allocator run per shape decides for all of them.
     """
-    per_node: dict[str, list[Device]] = {}
-    enough: dict[str, int] = {}
-    for _, results in per_request:
-        counted: set[str] = set()
-        for fr in results:
-            here: dict[str, int] = {}
-            for d in fr.matching:
-                for n in device_nodes(d, usable):
-                    here[n] = here.get(n, 0) + 1
-                    per_node.setdefault(n, []).append(d)
-            counted.update(n for n, k in here.items() if k >= max(fr.funnel.needed, 1))
-        for n in counted:
-            enough[n] = enough.get(n, 0) + 1
-    candidates = sorted((n for n, k in enough.items() if k == len(per_request)), key=lambda n: (-len(per_node[n]), n))
-    shape = _shaper(ctx, pending, per_request)
-    by_shape: dict[tuple[Any, ...], list[str]] = {}
-    for n in candidates:
-        by_shape.setdefault(shape(per_node[n]), []).append(n)
-    by_name = {name_of(n): n for n in usable}
+    shape, gids, attrs = _shaper(ctx, pending, per_request)
+    # The node shapes read the claims only through their funnels' matching lists (one object
+    # per candidate set) and the shaper's groups and attributes: claims alike share the walk.
+    layout = tuple(tuple((id(fr.matching), fr.funnel.needed) for fr in results) for _, results in per_request)
+    held = (gids, usable, *(fr.matching for _, results in per_request for fr in results))
+    by_shape = ctx.shared.once(
+        ("node-shapes", attrs, layout), held, functools.partial(_node_shapes, per_request, usable, shape)
+    )
+    by_name = _by_name(ctx, usable)
     claims = [dict(c.obj) for c in pending if c.obj is not None]
     fits: list[str] = []
     for names in list(by_shape.values())[:MAX_SHAPES]:
-        empty = Inventory(_slices_for(ctx.inp, names[:1]), ctx.inp.classes)
+        empty = ctx.shared.once(
+            ("empty-inventory", names[0]), (), functools.partial(_empty_inventory, ctx, names[0])
+        )
         out = allocate(node=by_name[names[0]], slices=(), classes=(), claims=claims, features=ctx.features,
                        timeout=ctx.timeout, inventory=empty)
         if out.status == "allocated":
@@ -1452,10 +1489,44 @@ def _fits_when_empty(
     return sorted(fits), max(0, len(by_shape) - MAX_SHAPES)
 
 
+def _node_shapes(
+    per_request: list[tuple[_Claim, list[FunnelResult]]],
+    usable: list[Obj],
+    shape: Callable[[Sequence[Device]], tuple[Any, ...]],
+) -> dict[tuple[Any, ...], list[str]]:
+    """The nodes with enough matching devices for every request, by shape, most devices first."""
+    per_node: dict[str, list[Device]] = {}
+    enough: dict[str, int] = {}
+    for _, results in per_request:
+        counted: set[str] = set()
+        for fr in results:
+            here = _devices_by_node(fr.matching, usable)
+            for n, devs in here.items():
+                per_node.setdefault(n, []).extend(devs)
+            counted.update(n for n, devs in here.items() if len(devs) >= max(fr.funnel.needed, 1))
+        for n in counted:
+            enough[n] = enough.get(n, 0) + 1
+    candidates = sorted((n for n, k in enough.items() if k == len(per_request)), key=lambda n: (-len(per_node[n]), n))
+    by_shape: dict[tuple[Any, ...], list[str]] = {}
+    for n in candidates:
+        by_shape.setdefault(shape(per_node[n]), []).append(n)
+    return by_shape
+
+
+def _devices_by_node(devices: Sequence[Device], usable: Sequence[Obj]) -> dict[str, list[Device]]:
+    """Per usable node, the ``devices`` it can use."""
+    out: dict[str, list[Device]] = {}
+    for d in devices:
+        for n in device_nodes(d, usable):
+            out.setdefault(n, []).append(d)
+    return out
+
+
 def _shaper(
     ctx: _Ctx, pending: list[_Claim], per_request: list[tuple[_Claim, list[FunnelResult]]]
-) -> Callable[[Sequence[Device]], tuple[Any, ...]]:
+) -> tuple[Callable[[Sequence[Device]], tuple[Any, ...]], Sequence[int], tuple[str, ...]]:
     """A node's devices as the pending claims see them, without names: equal shapes fit alike.
+    Also what the shape reads: the projection groups and the compared attributes.
 
     A device is its projection group (every field the claims' selectors read, see
     :meth:`Selectors.groups`), the values of the attributes the claims' constraints compare,
@@ -1486,7 +1557,7 @@ def _shaper(
         at = {position[id(d)] for d in devices}
         return tuple(sorted((gids[p], static[p]) for p in at))
 
-    return shape
+    return shape, gids, tuple(attrs)
 
 
 def _device_facts(d: Device, attrs: tuple[str, ...]) -> tuple[Any, ...]:
@@ -1509,7 +1580,7 @@ def _fits_without_constraints(
         loose = copy.deepcopy(dict(c.obj))
         ((loose.get("spec") or {}).get("devices") or {}).pop("constraints", None)
         claims.append(loose)
-    by_name = {name_of(n): n for n in usable}
+    by_name = _by_name(ctx, usable)
     for name in nodes:
         out = allocate(node=by_name[name], slices=(), classes=(), claims=claims, features=ctx.features,
                        timeout=ctx.timeout, inventory=inv)

@@ -17,7 +17,6 @@ diagnosis of 5,000 nodes x 8 GPUs allocates about one object per device, and non
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -26,6 +25,8 @@ from typing import Any
 from drakit.allocator import cel
 from drakit.allocator.inventory import CapacityEntry, node_matches
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
+from drakit.corev1 import untolerated_device_taint
+from drakit.drivers.identity import product_of
 from drakit.explain import amounts
 from drakit.explain.diagnosis import Funnel, FunnelStep, NearMiss
 from drakit.explain.probe import MissingKey, Probe, Qty, Unknown, project, projection, projector, split_terms
@@ -98,20 +99,6 @@ def _spec(label: str, name: str, raw: Obj, index: int, alternative: int) -> Requ
 
 
 # --- the cluster index ----------------------------------------------------------------------
-
-
-def tolerates(tol: Obj, taint: Obj) -> bool:
-    """core/v1 toleration semantics (shared by device and node taints)."""
-    if tol.get("effect") and tol.get("effect") != taint.get("effect"):
-        return False
-    op = tol.get("operator") or "Equal"
-    if not tol.get("key"):
-        return op == "Exists"
-    if tol.get("key") != taint.get("key"):
-        return False
-    if op == "Exists":
-        return True
-    return (tol.get("value") or "") == (taint.get("value") or "")
 
 
 @dataclass
@@ -274,6 +261,8 @@ class ClusterIndex:
                 else:
                     self._holders[key] = [first, c]
         self._state: AllocatedState | None = None
+        # The funnel's walks over devices, by what they read (_funnel_tail, _near_misses).
+        self.memo: dict[tuple[Any, ...], Any] = {}
         self._available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
 
     def _pool_devices(self, slices: Sequence[Slice]) -> None:
@@ -445,6 +434,8 @@ class Selectors:
         self._groups: dict[tuple[Any, ...], tuple[Sequence[Device], list[int], list[Device]]] = {}
         self._results: dict[tuple[str, Hashable], bool | RuntimeFailure] = {}
         self._terms: dict[str, list[str]] = {}
+        self._sizes: dict[int, tuple[Sequence[int], list[int]]] = {}
+        self._members: dict[tuple[int, tuple[int, ...]], tuple[Sequence[int], list[int]]] = {}
 
     def compiled(self, expression: str) -> Any:
         c = self._compiled.get(expression)
@@ -497,6 +488,31 @@ class Selectors:
             gids.append(g)
         self._groups[refs] = (devices, gids, reps)
         return gids, reps
+
+    def group_sizes(self, gids: Sequence[int], groups: int) -> list[int]:
+        """How many devices each group of ``gids`` (a numbering from :meth:`groups`) has."""
+        hit = self._sizes.get(id(gids))
+        if hit is not None and hit[0] is gids:
+            return hit[1]
+        sizes = [0] * groups
+        for g in gids:
+            sizes[g] += 1
+        if isinstance(gids, list):  # a numbering :meth:`groups` keeps (a range is made per call)
+            self._sizes[id(gids)] = (gids, sizes)
+        return sizes
+
+    def members(self, gids: Sequence[int], groups: Sequence[int]) -> list[int]:
+        """Positions of the devices in ``groups``: one list object per set of groups, so that
+        equal candidate sets are one key (the funnel's later steps are memoised by it)."""
+        key = (id(gids), tuple(groups))
+        hit = self._members.get(key)
+        if hit is not None and hit[0] is gids:
+            return hit[1]
+        chosen = set(groups)
+        positions = [pos for pos, g in enumerate(gids) if g in chosen]
+        if isinstance(gids, list):
+            self._members[key] = (gids, positions)
+        return positions
 
     def _key(self, expression: str, d: Device) -> Hashable:
         refs = self._scope
@@ -580,19 +596,9 @@ def _short(text: str, width: int = LABEL_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def product_of(d: Device) -> str:
-    """What a person calls the device: productName/model attribute, else the device name."""
-    attrs = d.raw.get("attributes") or {}
-    for k in _product_keys(d.driver):
-        v = attrs.get(k)
-        if v is not None and (type(v) is dict or isinstance(v, Mapping)) and v.get("string"):
-            return str(v["string"])
-    return d.name
-
-
-@functools.lru_cache(maxsize=64)
-def _product_keys(driver: str) -> tuple[str, ...]:
-    return tuple(k for key in ("productName", "model", "product", "type") for k in (key, f"{driver}/{key}"))
+def device_product(d: Device) -> str:
+    """What a person calls the device (the one product label, :mod:`drakit.drivers.identity`)."""
+    return product_of(d.driver, d.raw)
 
 
 def build_funnel(
@@ -634,10 +640,6 @@ def build_funnel(
                     errors[g] = out.message
                 break
         failed_at.append(at)
-    if max(failed_at, default=-1) < 0:
-        class_pass: list[int] = list(range(len(devices)))  # positions in ``devices``
-    else:
-        class_pass = [pos for pos, g in enumerate(gids) if failed_at[g] < 0]
     if errors:
         for pos, g in enumerate(gids):
             if g in errors:
@@ -645,35 +647,117 @@ def build_funnel(
                 if _reachable(d, reachable) and d.key not in allocated:
                     runtime_error = ("class", failed_at[g], d, errors[g])
                     break
-    label = f"of class {req.class_name}"
-    steps.append(FunnelStep("class", label, len(class_pass), len(devices) - len(class_pass)))
-    current_pos = class_pass
+    # A group passes or fails a selector as a whole, so the selector steps count groups (by
+    # their sizes) rather than walk every device: the per-request cost is per group.
+    sizes = selectors.group_sizes(gids, len(reps))
+    live = [g for g in range(len(reps)) if failed_at[g] < 0]
+    passed = sum(sizes[g] for g in live)
+    steps.append(FunnelStep("class", f"of class {req.class_name}", passed, len(devices) - passed))
+    class_live = live
     for i, expr in enumerate(req.selectors):
-        table: list[bool | RuntimeFailure | None] = [None] * len(reps)
-        kept_pos: list[int] = []
-        erred = False
-        for pos in current_pos:
-            g = gids[pos]
-            hit = table[g]
-            if hit is None:
-                hit = table[g] = selectors.outcome(expr, reps[g])
+        kept_groups: list[int] = []
+        erred: set[int] = set()
+        for g in live:
+            hit = selectors.outcome(expr, reps[g])
             if hit is True:
-                kept_pos.append(pos)
+                kept_groups.append(g)
             elif hit is not False:
-                erred = True
+                erred.add(g)
         if erred and runtime_error is None:
-            for pos in current_pos:
-                hit = table[gids[pos]]
-                if isinstance(hit, RuntimeFailure):
+            for pos, g in enumerate(gids):  # the first such device in input order, as a walk finds it
+                if g in erred:
                     d = devices[pos]
                     if _reachable(d, reachable) and d.key not in allocated:
-                        runtime_error = ("request", i, d, hit.message)
+                        failure = selectors.outcome(expr, reps[g])
+                        assert isinstance(failure, RuntimeFailure)
+                        runtime_error = ("request", i, d, failure.message)
                         break
-        steps.append(
-            FunnelStep(f"selector-{i}", f"selector: {_short(expr)}", len(kept_pos), len(current_pos) - len(kept_pos))
-        )
-        current_pos = kept_pos
-    current = [devices[pos] for pos in current_pos]
+        kept = sum(sizes[g] for g in kept_groups)
+        steps.append(FunnelStep(f"selector-{i}", f"selector: {_short(expr)}", kept, passed - kept))
+        live, passed = kept_groups, kept
+    tail = _funnel_tail(req, index, selectors.members(gids, live), reachable, own_devices)
+    steps += tail.steps
+    matching, current = tail.matching, tail.available
+
+    needed = req.count if req.mode != "All" else 0
+    short = len(matching) < max(needed, 1)
+    near: tuple[NearMiss, ...] = ()
+    ceiling = ""
+    if short:
+        class_pass = selectors.members(gids, class_live)
+        near = _near_misses(req, class_exprs, class_pass, class_live, gids, reps, index, selectors, reachable)
+        ceiling = ceiling_hint(req, index, selectors, [reps[g] for g in class_live])
+    funnel = Funnel(
+        claim=req.claim,
+        request=req.name,
+        device_class=req.class_name,
+        needed=needed,
+        mode=req.mode,
+        steps=tuple(steps),
+        near_misses=near,
+        admin_access=req.admin,
+    )
+    return FunnelResult(
+        funnel=funnel,
+        matching=matching,
+        available=current,
+        in_use=tail.in_use,
+        counter_blocked=tail.counter_blocked,
+        runtime_error=runtime_error,
+        incomplete_pools=tail.incomplete_pools,
+        invalid_pools=tail.invalid_pools,
+        ceiling=ceiling,
+    )
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The funnel's steps after the selectors, and the device lists they leave."""
+
+    steps: tuple[FunnelStep, ...]
+    matching: list[Device]
+    available: list[Device]
+    in_use: list[Device]
+    counter_blocked: list[tuple[Device, str]]
+    incomplete_pools: tuple[str, ...]
+    invalid_pools: tuple[tuple[str, str], ...]
+    # The memo key's objects, held so that their ids stay theirs.
+    positions: list[int]
+    reachable: Mapping[int, bool]
+
+
+def _funnel_tail(
+    req: RequestSpec,
+    index: ClusterIndex,
+    positions: list[int],
+    reachable: Mapping[int, bool],
+    own_devices: frozenset[DeviceKey],
+) -> _Tail:
+    """Steps 2-8 over the devices at ``positions`` (a list :meth:`Selectors.members` keeps).
+
+    They read the request only for its capacity, tolerations and admin access, so requests
+    whose selectors leave the same devices (``explain pods --all-pending``: many claims, few
+    distinct candidate sets) share one walk over them.
+    """
+    key = ("tail", id(positions), id(reachable), own_devices, req.admin,
+           tuple((req.capacity or {}).items()), repr(req.tolerations))
+    hit = index.memo.get(key)
+    if hit is None or hit.positions is not positions or hit.reachable is not reachable:
+        hit = index.memo[key] = _walk_tail(req, index, positions, reachable, own_devices)
+    return hit
+
+
+def _walk_tail(
+    req: RequestSpec,
+    index: ClusterIndex,
+    positions: list[int],
+    reachable: Mapping[int, bool],
+    own_devices: frozenset[DeviceKey],
+) -> _Tail:
+    devices = index.devices
+    allocated = index.in_use
+    steps: list[FunnelStep] = []
+    current = [devices[pos] for pos in positions]
 
     # 2. static capacity (the device has the capacity and enough of it in total).
     if req.capacity:
@@ -703,7 +787,7 @@ def build_funnel(
 
     # 5. taints (only with DRADeviceTaints, and only shown when some candidate is tainted).
     if index.any_taints and any(index.taints(d) for d in current):
-        kept = [d for d in current if not _untolerated(index.taints(d), req.tolerations)]
+        kept = [d for d in current if not untolerated_device_taint(index.taints(d), req.tolerations)]
         steps.append(FunnelStep("taints", "not tainted, or tolerated", len(kept), len(current) - len(kept)))
         current = kept
     matching = current
@@ -741,38 +825,7 @@ def build_funnel(
         steps.append(FunnelStep("capacity-left", "with capacity left", len(kept), len(current) - len(kept)))
         current = kept
 
-    needed = req.count if req.mode != "All" else 0
-    short = len(matching) < max(needed, 1)
-    near = (
-        _near_misses(req, class_exprs, class_pass, gids, reps, devices, index, selectors, reachable)
-        if short
-        else ()
-    )
-    ceiling = ""
-    if short:
-        seen = {gids[pos] for pos in class_pass}
-        ceiling = ceiling_hint(req, index, selectors, [reps[g] for g in sorted(seen)])
-    funnel = Funnel(
-        claim=req.claim,
-        request=req.name,
-        device_class=req.class_name,
-        needed=needed,
-        mode=req.mode,
-        steps=tuple(steps),
-        near_misses=near,
-        admin_access=req.admin,
-    )
-    return FunnelResult(
-        funnel=funnel,
-        matching=matching,
-        available=current,
-        in_use=in_use,
-        counter_blocked=blocked,
-        runtime_error=runtime_error,
-        incomplete_pools=tuple(incomplete),
-        invalid_pools=tuple(invalid),
-        ceiling=ceiling,
-    )
+    return _Tail(tuple(steps), matching, current, in_use, blocked, tuple(incomplete), tuple(invalid), positions, reachable)
 
 
 def _within_margin(bound: tuple[str, str, Qty, Qty] | None) -> bool:
@@ -807,7 +860,7 @@ def ceiling_hint(req: RequestSpec, index: ClusterIndex, selectors: Selectors, de
                     best = (have, d)
             if best is not None:
                 have, d = best
-                return f"largest device {name} {have.text} ({product_of(d)}): ask for at most {amounts.floor_unit(have.value)}"
+                return f"largest device {name} {have.text} ({device_product(d)}): ask for at most {amounts.floor_unit(have.value)}"
     return ""
 
 
@@ -815,13 +868,6 @@ def _reachable(d: Device, reachable: Mapping[int, bool]) -> bool:
     if d.slice.per_device:
         return reachable.get(id(d), False)
     return reachable.get(id(d.slice), False)
-
-
-def _untolerated(taints: Sequence[Obj], tolerations: Sequence[Obj]) -> Obj | None:
-    for t in taints:
-        if not any(tolerates(tol, t) for tol in tolerations):
-            return t
-    return None
 
 
 def _exact(v: Any) -> Fraction:
@@ -900,10 +946,10 @@ def device_nodes(d: Device, nodes: Sequence[Obj]) -> list[str]:
 def _near_misses(
     req: RequestSpec,
     class_exprs: Sequence[str],
-    class_pass: Sequence[int],
+    class_pass: list[int],
+    class_groups: Sequence[int],
     gids: Sequence[int],
     reps: Sequence[Device],
-    devices: Sequence[Device],
     index: ClusterIndex,
     selectors: Selectors,
     reachable: Mapping[int, bool],
@@ -912,9 +958,12 @@ def _near_misses(
 
     Among the devices of the class when there are any (a NIC failing ``device.driver == ...``
     is no near miss of a GPU request); otherwise among all devices, against the class terms.
-    ``class_pass`` are positions in ``devices``; ``gids``/``reps`` the projection groups of
-    :meth:`Selectors.groups`, so each term is evaluated and explained once per group.
+    ``class_pass`` are positions in ``index.devices`` (``class_groups`` their projection groups
+    of :meth:`Selectors.groups`), so each term is evaluated and explained once per group.
+    The walk over the devices reads the terms only through which of them each group fails:
+    requests that fail alike (many claims of one cluster) share it.
     """
+    devices = index.devices
     pool: Sequence[int] = class_pass if class_pass else range(len(devices))
     conditions: list[tuple[str, str]] = []  # (step key, term expression)
     if not class_pass:
@@ -922,22 +971,43 @@ def _near_misses(
             conditions.extend(("class", t) for t in selectors.terms(expr))
     for i, expr in enumerate(req.selectors):
         conditions.extend((f"selector-{i}", t) for t in selectors.terms(expr))
+    failing_of: dict[int, tuple[tuple[str, str], ...]] = {}  # per projection group: up to two failing terms
+    for g in class_groups if class_pass else range(len(reps)):
+        failing: list[tuple[str, str]] = []
+        for key, term in conditions:
+            if not selectors.term_true(term, reps[g]):
+                failing.append((key, term))
+                if len(failing) > 1:
+                    break
+        failing_of[g] = tuple(failing)
+    memo = ("near", id(class_pass), id(gids), id(reachable), tuple(failing_of.items()),
+            tuple((req.capacity or {}).items()), repr(req.tolerations))
+    hit = index.memo.get(memo)
+    if hit is not None and hit[0] is class_pass and hit[1] is gids and hit[2] is reachable:
+        return hit[3]
+    near = _walk_near_misses(req, pool, failing_of, gids, reps, index, selectors, reachable)
+    index.memo[memo] = (class_pass, gids, reachable, near)
+    return near
+
+
+def _walk_near_misses(
+    req: RequestSpec,
+    pool: Sequence[int],
+    failing_of: Mapping[int, Sequence[tuple[str, str]]],
+    gids: Sequence[int],
+    reps: Sequence[Device],
+    index: ClusterIndex,
+    selectors: Selectors,
+    reachable: Mapping[int, bool],
+) -> tuple[NearMiss, ...]:
+    devices = index.devices
     groups: dict[tuple[str, str, str, str], list[Device]] = {}
     explained: dict[tuple[str, Hashable], tuple[str, str]] = {}
-    failing_of: dict[int, list[tuple[str, str]]] = {}  # per projection group
     story_of: dict[int, tuple[str, str]] = {}  # per projection group: (message, hint) of its one failing term
     close_of: dict[int, bool] = {}  # per projection group: its amount is within NEAR_MARGIN of the bound
     for pos in pool:
         g = gids[pos]
-        failing = failing_of.get(g)
-        if failing is None:
-            failing = []
-            for key, term in conditions:
-                if not selectors.term_true(term, reps[g]):
-                    failing.append((key, term))
-                    if len(failing) > 1:
-                        break
-            failing_of[g] = failing
+        failing = failing_of[g]
         if len(failing) > 1:
             continue
         d = devices[pos]
@@ -949,7 +1019,7 @@ def _near_misses(
         if not reachable.get(id(d) if d.slice.per_device else id(d.slice), False):  # _reachable
             extra.append(("node", "not on a node the pod may use"))
         if index.any_taints:
-            bad = _untolerated(index.taints(d), req.tolerations)
+            bad = untolerated_device_taint(index.taints(d), req.tolerations)
             if bad is not None:
                 extra.append(
                     ("taints", f"taint {bad.get('key', '')}={bad.get('value') or ''}:{bad.get('effect', '')} not tolerated")
@@ -979,7 +1049,7 @@ def _near_misses(
                 "taints": "add a matching toleration to the request",
                 "capacity": "",
             }[key]
-        groups.setdefault((key, product_of(d), message, hint), []).append(d)
+        groups.setdefault((key, device_product(d), message, hint), []).append(d)
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     return tuple(
         NearMiss(

@@ -11,17 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+
 # Attribute keys that name a device's product, per driver, most specific first.  Drivers not
 # listed fall back to the generic keys.
-_PRODUCT_KEYS: dict[str, tuple[str, ...]] = {
-    "gpu.nvidia.com": ("productName", "profile", "type"),
-    "gpu.example.com": ("model",),
-    "gpu.intel.com": ("model", "family"),
-    "gpu.amd.com": ("productName", "family"),
-}
-_GENERIC_PRODUCT_KEYS = ("productName", "model", "type")
-
-
 @dataclass(frozen=True)
 class InventoryDevice:
     driver: str
@@ -68,16 +60,3 @@ def inventory_devices(objects: Iterable[Mapping[str, Any]]) -> list[InventoryDev
         for dev in spec.get("devices") or []:
             out.append(InventoryDevice(key[0], _node_of(spec, dev), key[1], dev, (s.get("metadata") or {}).get("name", "")))
     return out
-
-
-def product_label(driver: str, device: Mapping[str, Any]) -> str:
-    """A human name for the device's product (NVML name, model, profile...), or ``(unnamed)``."""
-    attributes = device.get("attributes") or {}
-    for key in _PRODUCT_KEYS.get(driver, _GENERIC_PRODUCT_KEYS):
-        for candidate in (key, f"{driver}/{key}"):
-            value = attributes.get(candidate)
-            if isinstance(value, Mapping):
-                for kind in ("string", "version", "int", "bool"):
-                    if kind in value:
-                        return str(value[kind])
-    return "(unnamed)"

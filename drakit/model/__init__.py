@@ -16,7 +16,7 @@ from drakit.model.claim import (
 from drakit.model.deviceclass import DeviceClass
 from drakit.model.event import Event
 from drakit.model.kinds import KINDS, NAMESPACED, KindError, model_for, parse_object
-from drakit.model.load import Bundle, Document, Entry, load_bundle, load_documents
+from drakit.model.load import Bundle, Document, Entry, decode_documents
 from drakit.model.node import Node, NodeSelector
 from drakit.model.pod import Pod
 from drakit.model.slice import Device, DeviceAttribute, ResourceSlice
@@ -47,8 +47,7 @@ __all__ = [
     "ResourceClaimTemplate",
     "ResourceSlice",
     "Wire",
-    "load_bundle",
-    "load_documents",
+    "decode_documents",
     "model_for",
     "parse_object",
     "parse_quantity",

@@ -39,7 +39,7 @@ _M = TypeVar("_M", bound=BaseModel)
 
 # Kubernetes' quantity grammar (apimachinery resource.Quantity), checked at decode time
 # as the API server does; full parsing and arithmetic live in drakit.quantity.
-_QUANTITY_RE = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$")
+_QUANTITY_RE = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?\Z")
 
 
 def _check_quantity(value: Any) -> str | int | float:

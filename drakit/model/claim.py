@@ -44,18 +44,6 @@ class ExactDeviceRequest(Wire):
     capacity: CapacityRequirements | None = None
     derived_attributes: list[DeviceDerivedAttribute] = Field(default_factory=list)
 
-    @property
-    def effective_mode(self) -> str:
-        """v1 defaulting: empty mode means ExactCount."""
-        return self.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
-
-    @property
-    def effective_count(self) -> int:
-        """v1 defaulting: ExactCount with count 0/unset means 1."""
-        if self.effective_mode == ALLOCATION_MODE_EXACT_COUNT and not self.count:
-            return 1
-        return self.count or 0
-
 
 class DeviceSubRequest(Wire):
     name: str
@@ -66,16 +54,6 @@ class DeviceSubRequest(Wire):
     tolerations: list[DeviceToleration] = Field(default_factory=list)
     capacity: CapacityRequirements | None = None
     derived_attributes: list[DeviceDerivedAttribute] = Field(default_factory=list)
-
-    @property
-    def effective_mode(self) -> str:
-        return self.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
-
-    @property
-    def effective_count(self) -> int:
-        if self.effective_mode == ALLOCATION_MODE_EXACT_COUNT and not self.count:
-            return 1
-        return self.count or 0
 
 
 class DeviceRequest(Wire):

@@ -34,26 +34,26 @@ _LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character"
 )
-_LABEL_RE = re.compile(f"^{_LABEL_FMT}$")
+_LABEL_RE = re.compile(f"^{_LABEL_FMT}\\Z")
 _SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
 _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
     "and must start and end with an alphanumeric character"
 )
-_SUBDOMAIN_RE = re.compile(f"^{_SUBDOMAIN_FMT}$")
+_SUBDOMAIN_RE = re.compile(f"^{_SUBDOMAIN_FMT}\\Z")
 _CID_FMT = "[A-Za-z_][A-Za-z0-9_]*"
 _CID_MSG = "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_'"
-_CID_RE = re.compile(f"^{_CID_FMT}$")
+_CID_RE = re.compile(f"^{_CID_FMT}\\Z")
 _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-_QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
+_QNAME_RE = re.compile(f"^{_QNAME_FMT}\\Z")
 QUALIFIED_NAME_MAX = 63
 _LVALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
 _LVALUE_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
     "and must start and end with an alphanumeric character"
 )
-_LVALUE_RE = re.compile(f"^{_LVALUE_FMT}$")
+_LVALUE_RE = re.compile(f"^{_LVALUE_FMT}\\Z")
 LABEL_VALUE_MAX = 63
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -54,6 +53,8 @@ from drakit.model.slice import (
     ResourceSliceSpec,
 )
 from drakit.model.taintrule import DeviceTaintRule
+from drakit.quantity import Quantity, QuantityError
+from drakit.selectors import compile_selector
 
 # Limits of resource.k8s.io/v1 (k8s.io/api resource/v1/types.go, 1.36/1.37).
 MAX_DEVICES = 128
@@ -102,11 +103,10 @@ SKIP_NODE_OPERATIONS_ALL = "*"
 
 @dataclass(frozen=True)
 class ValidationReport:
-    """All errors plus warnings (dropped disabled fields, CEL not checked)."""
+    """All errors plus warnings (fields dropped because their feature gate is off)."""
 
     errors: tuple[ObjectErrors, ...]
     warnings: tuple[str, ...] = ()
-    cel_checked: bool = True
 
     @property
     def valid(self) -> bool:
@@ -156,65 +156,39 @@ def _key(path: str, key: str) -> str:
 
 
 class _CEL:
-    """Compiles selector expressions through drakit.selectors when it is importable."""
+    """Compiles selector expressions as the API server does (the "new expressions" environment)."""
 
     def __init__(self, features: Features) -> None:
         self.features = features
-        self.checked = True
-        self._compile: Callable[..., Any] | None = None
-        try:
-            from drakit.selectors import compile_selector  # type: ignore[attr-defined,unused-ignore]
-
-            self._compile = compile_selector
-        except ImportError:
-            self.checked = False
 
     def check(self, errs: _Errs, expr: str, path: str) -> None:
         if len(expr.encode()) > CEL_MAX_LENGTH:
             errs.too_long(path, CEL_MAX_LENGTH)
             return
-        if self._compile is None:
-            return
-        result = self._compile(expr, environment="new", features=self.features)
-        error = getattr(result, "error", None)
-        if error is not None:
-            message = str(getattr(error, "message", error))
+        result = compile_selector(expr, environment="new", features=self.features)
+        # validateCELSelector: a compiled expression over the cost budget is Forbidden; drakit's
+        # compiler also reports that case as an error, so the cost is looked at first.
+        if result.cost_estimate is not None and result.cost_estimate > CEL_MAX_COST:
+            errs.forbidden(path, "too complex, exceeds cost limit")
+        elif result.error is not None:
+            message = result.error.message
             detail = message if message.startswith("compilation failed") else f"compilation failed: {message}"
             errs.invalid(path, expr, detail)
-            return
-        cost = getattr(result, "cost_estimate", 0) or 0
-        if isinstance(cost, tuple):  # (min, max) estimate
-            cost = cost[-1]
-        if cost > CEL_MAX_COST:
-            errs.forbidden(path, "too complex, exceeds cost limit")
 
 
 # --------------------------------------------------------------------------- quantities
 
 
-_Q_RE = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(.*)$")
-_BIN = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DEC = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-
-
 def _exact(q: str | int | float) -> Fraction | None:
-    """Exact value of a quantity (validation needs only comparison and integer Value())."""
-    if isinstance(q, int | float):
-        return Fraction(q)
-    m = _Q_RE.match(q)
-    if not m:
+    """Exact value of a quantity through the faithful parser; None if it is none (or too huge).
+
+    Validation needs only comparisons and integer Value(); a value whose exact form would need
+    a giant power of ten (``1e99999999``) is refused rather than materialised.
+    """
+    try:
+        return Quantity.parse(repr(q) if isinstance(q, float) else str(q)).exact()
+    except QuantityError:
         return None
-    number, suffix = Fraction(m.group(1)), m.group(2)
-    if suffix in _BIN:
-        return number * (1024 ** _BIN[suffix])
-    if suffix in _DEC:
-        return number * Fraction(10) ** _DEC[suffix]
-    if suffix[:1] in ("e", "E"):
-        try:
-            return number * Fraction(10) ** int(suffix[1:])
-        except ValueError:
-            return None
-    return None
 
 
 def _int_value(v: Fraction) -> int:
@@ -244,7 +218,13 @@ def _validate_pool_name(errs: _Errs, name: str, path: str) -> None:
 
 
 def _validate_label(errs: _Errs, value: str, path: str) -> None:
-    errs.messages(path, value, names.dns1123_label(value))
+    errs.messages(path, value, _dns1123_label(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _dns1123_label(value: str) -> tuple[str, ...]:
+    """Device names repeat across slices (gpu-0 ... gpu-7 on every node)."""
+    return tuple(names.dns1123_label(value))
 
 
 def _validate_c_identifier(errs: _Errs, value: str, path: str) -> None:
@@ -586,7 +566,8 @@ def _validate_counters(errs: _Errs, counters: dict[str, Any], limit: int, path: 
 
 
 def _is_list_attribute(a: DeviceAttribute) -> bool:
-    return any(v is not None for v in (a.int_values, a.bool_values, a.string_values, a.version_values))
+    return (a.int_values is not None or a.bool_values is not None or a.string_values is not None
+            or a.version_values is not None)
 
 
 def _validate_partition_type_attribute(errs: _Errs, spec: ResourceSliceSpec, path: str) -> None:
@@ -618,15 +599,19 @@ def _validate_device(errs: _Errs, d: Device, path: str, per_device: bool) -> Non
     if n > MAX_ATTRIBUTES_AND_CAPACITIES:
         errs.invalid(path, n, f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}")
     values = 0
-    for a in d.attributes.values():
-        lists = [x for x in (a.bool_values, a.int_values, a.string_values, a.version_values) if x]
-        values += sum(len(x) for x in lists) if lists else 1
-    if values > MAX_ATTRIBUTE_VALUES:
-        errs.invalid(path, values, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES}")
+    attr_errs = _Errs()  # reported after the total, as upstream orders them
     apath = f"{path}.attributes"
     for k, a in d.attributes.items():
-        _validate_qualified_name(errs, k, apath)
-        _validate_attribute(errs, a, _key(apath, _truncate(k)))
+        _validate_qualified_name(attr_errs, k, apath)
+        if _plain_attribute_ok(a):  # one short scalar: nothing below can fail, no path is built
+            values += 1
+            continue
+        lists = [x for x in (a.bool_values, a.int_values, a.string_values, a.version_values) if x]
+        values += sum(len(x) for x in lists) if lists else 1
+        _validate_attribute(attr_errs, a, _key(apath, _truncate(k)))
+    if values > MAX_ATTRIBUTE_VALUES:
+        errs.invalid(path, values, f"the total number of attribute values must not exceed {MAX_ATTRIBUTE_VALUES}")
+    errs.items.extend(attr_errs.items)
     cpath = f"{path}.capacity"
     multi = bool(d.allow_multiple_allocations)
     for k, c in d.capacity.items():
@@ -678,6 +663,20 @@ def _truncate(key: str, max_len: int = MAX_DOMAIN_LENGTH + 1 + MAX_ID_LENGTH) ->
     return key[: (remaining + 1) // 2] + "..." + key[len(key) - remaining // 2:]
 
 
+def _plain_attribute_ok(a: DeviceAttribute) -> bool:
+    """One scalar value, short enough that no length or semver check can fail (most attributes)."""
+    if _is_list_attribute(a):
+        return False
+    s, v = a.string_value, a.version_value
+    if (a.bool_value is not None) + (a.int_value is not None) + (s is not None) + (v is not None) != 1:
+        return False
+    if s is not None:
+        return len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH and (s.isascii() or len(s.encode()) <= MAX_ATTRIBUTE_VALUE_LENGTH)
+    if v is not None:
+        return len(v) <= MAX_ATTRIBUTE_VALUE_LENGTH and v.isascii() and names.SEMVER_RE.match(v) is not None
+    return True
+
+
 def _validate_attribute(errs: _Errs, a: DeviceAttribute, path: str) -> None:
     count = 0
     if a.bool_value is not None:
@@ -710,6 +709,8 @@ def _validate_attribute(errs: _Errs, a: DeviceAttribute, path: str) -> None:
 
 
 def _validate_version(errs: _Errs, v: str, path: str) -> None:
+    if len(v) <= 64 and names.SEMVER_RE.match(v):
+        return  # the common case: well-formed and far below the length limit
     if not names.SEMVER_RE.match(v):
         errs.invalid(path, v, "must be a string compatible with semver.org spec 2.0.0")
     if len(v.encode()) > MAX_ATTRIBUTE_VALUE_LENGTH:
@@ -1317,6 +1318,12 @@ def _drop_claim_spec(devices: dict[str, Any], path: str, f: Features, dropped: l
                 _drop(c, "distinctAttribute", f"{path}.constraints[{i}].distinctAttribute", dropped)
 
 
+def _nothing_to_drop(f: Features) -> bool:
+    """Whether every gate :func:`drop_disabled_fields` consults is on (1.37's defaults)."""
+    return all((f.admin_access, f.binding_conditions, f.consumable_capacity, f.device_status, f.device_taints,
+                f.list_type_attributes, f.partitionable_devices, f.prioritized_list))
+
+
 def drop_disabled_fields(kind: str, data: dict[str, Any], f: Features) -> list[str]:
     """Remove fields whose gate is off (in place), as the API server does on create."""
     dropped: list[str] = []
@@ -1411,10 +1418,12 @@ def validate_object(obj: Wire, features: Features, *, cel: _CEL | None = None) -
     """(errors, dropped field paths) for one object, after dropping disabled fields."""
     cel = cel or _CEL(features)
     kind = getattr(obj, "kind", None) or type(obj).__name__
-    data = to_wire(obj)
-    dropped = drop_disabled_fields(kind, data, features)
-    if dropped:
-        obj = type(obj).model_validate(data)
+    dropped: list[str] = []
+    if not _nothing_to_drop(features):  # with every such gate on, dumping each object is wasted
+        data = to_wire(obj)
+        dropped = drop_disabled_fields(kind, data, features)
+        if dropped:
+            obj = type(obj).model_validate(data)
     errs = _Errs()
     if isinstance(obj, ResourceSlice):
         _validate_slice(errs, obj, features)
@@ -1443,17 +1452,17 @@ def validate_report(objects: Iterable[Any], features: Features) -> ValidationRep
     for item in objects:
         entry = item if hasattr(item, "document") and hasattr(item, "obj") else None
         obj = entry.obj if entry is not None else item
-        ref = _ref_of(obj, entry)
         errors, dropped = validate_object(obj, features, cel=cel)
+        if not errors and not dropped:
+            continue
+        ref = _ref_of(obj, entry)  # only now: a List item's line is found by composing its text
         loc = ref.location()
         prefix = f"{loc}: " if loc else ""
         for path in dropped:
             warnings.append(f"{prefix}{ref}: {path}: field dropped because its feature gate is disabled")
         if errors:
             out.append(ObjectErrors(ref, tuple(errors)))
-    if not cel.checked:
-        warnings.append("CEL not checked: the selector compiler (drakit.selectors) is not available")
-    return ValidationReport(tuple(out), tuple(warnings), cel.checked)
+    return ValidationReport(tuple(out), tuple(warnings))
 
 
 def validate(objects: Iterable[Any], features: Features) -> list[ObjectErrors]:

@@ -8,7 +8,7 @@ workloads by text splicing) / :mod:`lint`.  :mod:`trial` is the platform trial's
 
 from drakit.profiles.compile import CompiledProfile, PodFragment, compile_profile, drivers_for
 from drakit.profiles.eligibility import Eligibility, eligibility
-from drakit.profiles.loader import ProfileSet, ResolvedProfile, load_profile_files, parse_profiles
+from drakit.profiles.loader import ProfileSet, ResolvedProfile, parse_profiles
 from drakit.profiles.model import Profile, profile_json_schema
 from drakit.profiles.trial import TrialTable, trial_table
 
@@ -23,7 +23,6 @@ __all__ = [
     "compile_profile",
     "drivers_for",
     "eligibility",
-    "load_profile_files",
     "parse_profiles",
     "profile_json_schema",
     "trial_table",

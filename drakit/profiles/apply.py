@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from drakit.errors import InvalidInput
+from drakit.model.codec import KubeDumper
 from drakit.profiles.compile import PodFragment
 
 # Where each kind keeps its pod specs.  "[]" is every item of a list, "{}" every value of a map
@@ -122,7 +123,8 @@ class _Doc:
         return len(self.text) if nl < 0 else nl + 1
 
     def _block(self, data: Any, column: int) -> str:
-        dumped = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=10_000, allow_unicode=True)
+        dumped = yaml.dump(data, Dumper=KubeDumper, sort_keys=False, default_flow_style=False, width=10_000,
+                           allow_unicode=True)
         body = "".join(" " * column + line + "\n" for line in dumped.splitlines())
         return body
 

@@ -13,29 +13,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from drakit.drivers.identity import product_of
 from drakit.errors import DrakitError
 from drakit.inventory.devices import InventoryDevice, inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.profiles.compile import Clause, CompiledProfile
 from drakit.profiles.semantics import attribute_value, capacity_value, check
+from drakit.selectors import CompiledSelector, compile_selector, device_view
 
 # (expression, driver, wire device) -> bool; raises on CEL runtime errors.
 Evaluator = Callable[[str, str, Mapping[str, Any]], bool]
 
 
-def cel_evaluator() -> Evaluator | None:
-    """drakit's CEL engine as an :data:`Evaluator`, or None while it is not installed."""
-    try:
-        from drakit.selectors import compile_selector, device_view
-    except ImportError:
-        return None
-    cache: dict[str, Any] = {}
+def cel_evaluator() -> Evaluator:
+    """drakit's CEL engine as an :data:`Evaluator` (selectors compiled once per expression)."""
+    cache: dict[str, CompiledSelector] = {}
 
     def evaluate(expression: str, driver: str, device: Mapping[str, Any]) -> bool:
         sel = cache.get(expression)
         if sel is None:
             sel = cache[expression] = compile_selector(expression, environment="stored")
-        if getattr(sel, "error", None):
+        if sel.error is not None:
             raise DrakitError(f"CEL compile error: {sel.error}")
         return bool(sel.evaluate(device_view(driver, dict(device))))
 
@@ -146,15 +144,6 @@ def wire_objects(source: Any) -> list[dict[str, Any]]:
 # --- evaluation ------------------------------------------------------------------------------
 
 
-def _product(cp: CompiledProfile, dev: Mapping[str, Any]) -> str:
-    key = cp.schema.roles.get("product")
-    if key:
-        present, value, _ = attribute_value(cp.schema.driver, dev, key)
-        if present:
-            return str(value)
-    return "(unnamed)"
-
-
 def _run(clauses: Sequence[Clause], cp: CompiledProfile, inv: InventoryDevice, evaluate: Evaluator | None,
          disagreements: list[str]) -> tuple[bool, str, str, bool]:
     """(ok, reason, near-miss hint, blocked) for clauses in order; stops at the first failure."""
@@ -190,7 +179,7 @@ def eligibility(cp: CompiledProfile, objects: Iterable[Mapping[str, Any]], *, ev
             continue
         name = str(inv.device.get("name", ""))
         mem = capacity_value(inv.driver, inv.device, cp.schema.memory_capacity or "memory")
-        row = DeviceRow(inv.node, inv.pool, name, _product(cp, inv.device), str(mem) if mem is not None else None)
+        row = DeviceRow(inv.node, inv.pool, name, product_of(cp.schema.driver, inv.device, cp.schema), str(mem) if mem is not None else None)
         ok, why, hint, blocked = _run(cp.class_clauses, cp, inv, evaluate, disagreements)
         if not ok:
             excluded.append(replace(row, reason=why, near_miss=hint, blocked=blocked))

@@ -325,7 +325,7 @@ def lint_documents(docs: Sequence[Document], *, profile_classes: Iterable[str] =
     if devices:
         if evaluate is None and use_cel:
             evaluate = cel_evaluator()
-        if evaluate is not None:
+        if evaluate is not None:  # use_cel=False: the structural checks only
             findings += _unsatisfiable(requests, classes, devices, evaluate)
     return findings
 

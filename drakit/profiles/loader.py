@@ -3,7 +3,7 @@
 Every error names the file, the line and the field.  Merging keeps the provenance of each
 field, so a contradiction created by inheritance (a child's ``memory.max`` below a parent's
 ``memory.min``) is reported at the line that introduced it.  Pure apart from
-:func:`load_profile_files` and :func:`example_texts`, the two readers at the edge.
+:func:`example_texts` (the bundled library); files are read by ``drakit.sources.load_profile_files``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path as FsPath
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from drakit.drivers import VENDORS, known_drivers
 from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
 from drakit.profiles.model import API_VERSION, DEFAULT_MERGE_STRATEGY, KIND, MergeStrategy, Profile
-from drakit.profiles.source import Document, DuplicateKey, Loc, Path, dotted, parse_documents
+from drakit.profiles.source import Document, DuplicateKey, Loc, ParseError, Path, dotted, parse_documents
 from drakit.profiles.units import UnitError, normalize_version, parse_memory
 
 Locs = dict[Path, Loc]
@@ -203,11 +201,9 @@ def _collect(texts: Iterable[tuple[str, str]], library: bool, problems: list[Obj
         except DuplicateKey as e:
             problems.append(_problem(e.loc, "", e.path, ErrorType.DUPLICATE, detail="key written twice"))
             continue
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            loc = Loc(file, mark.line + 1 if mark else 0)
-            problems.append(ObjectErrors(ObjectRef(KIND, "<unparsed>", source=str(loc)),
-                                         (FieldError("", ErrorType.INVALID, detail=f"YAML: {getattr(e, 'problem', e)}"),)))
+        except ParseError as e:
+            problems.append(ObjectErrors(ObjectRef(KIND, "<unparsed>", source=str(e.loc)),
+                                         (FieldError(dotted(e.path), ErrorType.INVALID, detail=f"YAML: {e.message}"),)))
             continue
         for doc in docs:
             if not _is_profile(doc.value):
@@ -424,32 +420,3 @@ def example_texts() -> list[tuple[str, str]]:
         if entry.name.endswith((".yaml", ".yml")):
             out.append((entry.read_text(encoding="utf-8"), f"examples/{entry.name}"))
     return out
-
-
-def load_profile_files(args: Sequence[str], *, library: bool = True) -> ProfileSet:
-    """Profiles from files, directories, or names of bundled examples (``training-48g``)."""
-    texts: list[tuple[str, str]] = []
-    select: list[str] = []
-    for arg in args:
-        path = FsPath(arg)
-        if path.is_dir():
-            for f in sorted(path.rglob("*.y*ml")):
-                texts.append((f.read_text(encoding="utf-8"), str(f)))
-        elif path.exists():
-            texts.append((path.read_text(encoding="utf-8"), str(path)))
-        elif "/" not in arg and not arg.endswith((".yaml", ".yml")):
-            select.append(arg)
-        else:
-            raise InvalidInput(f"{arg}: no such file")
-    lib = example_texts() if library else []
-    pset = parse_profiles(texts, lib, select=select)
-    if not texts:
-        return pset
-    if not pset.given and not select:
-        # Not "every bundled profile": the user named files, and none holds a profile.
-        names = ", ".join(name for _, name in texts)
-        raise InvalidInput(f"{names}: no Profile documents (apiVersion: {API_VERSION}, kind: {KIND})")
-    # With names selected too, parse_profiles reports only those: add the files' own profiles.
-    defined = parse_profiles(texts, lib).given if select else pset.given
-    given = tuple(dict.fromkeys([*defined, *select]))
-    return ProfileSet(pset.profiles, given)

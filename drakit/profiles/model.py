@@ -25,7 +25,7 @@ KIND = "Profile"
 MergeStrategy = Literal["replace", "isnull", "post_merge", "pre_merge"]
 DEFAULT_MERGE_STRATEGY: MergeStrategy = "post_merge"
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 
 
 def _version_text(value: Any) -> Any:

@@ -7,8 +7,10 @@ from typing import Any
 
 import yaml
 
+from drakit.model.codec import KubeDumper, reads_back
 
-class _Dumper(yaml.SafeDumper):
+
+class _Dumper(KubeDumper):
     pass
 
 
@@ -17,6 +19,8 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     style = '"' if "'" in value and '"' not in value and "\n" not in value else None
     if "\n" in value:
         style = "|"
+    elif not reads_back(value):
+        style = "'" if style is None else style  # kubectl would read a bare y, N or 1e3 as a bool or number
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -26,6 +30,3 @@ _Dumper.add_representer(str, _str)
 def to_yaml(docs: Iterable[dict[str, Any]]) -> str:
     return yaml.dump_all(list(docs), Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)
 
-
-def to_yaml_one(doc: Any) -> str:
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=10_000, allow_unicode=True)

@@ -1,8 +1,7 @@
-"""YAML documents with the line of every field, so profile errors can say file, line and field.
+"""Profile and lint documents with the line of every field, on top of :mod:`drakit.model.codec`.
 
-PyYAML's ``safe_load`` drops positions; composing the node graph keeps them.  We construct the
-values with the same SafeLoader and record ``path -> line`` while walking the nodes, and we
-reject duplicate keys (YAML allows them silently; the last one would win unnoticed).
+The one strict YAML reader (go-yaml v2 scalars, duplicate keys refused, bounded) decodes the
+text; this module adds the ``file:line`` locations profile errors and lint findings print.
 """
 
 from __future__ import annotations
@@ -10,9 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
+from drakit.errors import DrakitError
+from drakit.model.codec import Document as SourceDocument
+from drakit.model.codec import dotted, parse_text
 
 Path = tuple[str | int, ...]
+
+__all__ = ["Document", "DuplicateKey", "Loc", "ParseError", "Path", "dotted", "parse_documents"]
 
 
 @dataclass(frozen=True)
@@ -28,68 +31,42 @@ class Loc:
 
 @dataclass(frozen=True)
 class Document:
-    """One YAML document: its value and the location of every path inside it."""
+    """One YAML document: its value and the location of every path inside it (found on demand)."""
 
     value: Any
     file: str
     index: int
-    lines: dict[Path, int] = field(default_factory=dict)
+    source: SourceDocument | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def lines(self) -> dict[Path, int]:
+        return self.source.lines if self.source is not None else {}
 
     def loc(self, path: Path) -> Loc:
         """The line of ``path`` or of its nearest written ancestor."""
-        p = tuple(path)
-        while p and p not in self.lines:
-            p = p[:-1]
-        return Loc(self.file, self.lines.get(p, self.lines.get((), 0)))
+        line = self.source.line_of(path) if self.source is not None else None
+        return Loc(self.file, line or 0)
 
 
-class DuplicateKey(ValueError):
-    def __init__(self, loc: Loc, path: Path) -> None:
-        super().__init__(f"{loc}: {dotted(path)}: Duplicate value: key written twice")
+class ParseError(DrakitError, ValueError):
+    """A document that cannot be read; ``str()`` is the one-line message with ``file:line``."""
+
+    def __init__(self, loc: Loc, path: Path, message: str) -> None:
+        super().__init__(f"{loc}: {dotted(path) + ': ' if path else ''}{message}")
         self.loc = loc
         self.path = path
+        self.message = message
 
 
-def dotted(path: Path) -> str:
-    """``("spec", "memory", "min")`` -> ``spec.memory.min``; list indices as ``[i]``."""
-    out = ""
-    for p in path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
-    return out
-
-
-def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], file: str) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for k, v in node.value:
-            key = k.value if isinstance(k, yaml.ScalarNode) else str(k.start_mark)
-            if key in seen:
-                raise DuplicateKey(Loc(file, k.start_mark.line + 1), (*path, key))
-            seen.add(key)
-            lines[(*path, key)] = k.start_mark.line + 1
-            _walk(v, (*path, key), lines, file)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk(item, (*path, i), lines, file)
+class DuplicateKey(ParseError):
+    """A key written twice in one mapping (YAML allows it; kubectl's strict decoding does not)."""
 
 
 def parse_documents(text: str, file: str) -> list[Document]:
-    """Every non-empty document of ``text``; raises ``yaml.YAMLError`` or :class:`DuplicateKey`."""
-    loader = yaml.SafeLoader(text)
-    docs: list[Document] = []
-    try:
-        index = 0
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                continue
-            lines: dict[Path, int] = {}
-            _walk(node, (), lines, file)
-            value = loader.construct_document(node)
-            if value is not None:
-                docs.append(Document(value, file, index, lines))
-            index += 1
-    finally:
-        loader.dispose()
-    return docs
+    """Every non-empty document of ``text``; raises :class:`ParseError` (or :class:`DuplicateKey`)."""
+    docs, problems = parse_text(file, text)
+    if problems:
+        p = problems[0]
+        cls = DuplicateKey if "already set in map" in p.message else ParseError
+        raise cls(Loc(file, p.line or 0), p.path, p.message)
+    return [Document(d.data, file, d.index, d) for d in docs]

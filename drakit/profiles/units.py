@@ -15,10 +15,10 @@ import re
 
 from drakit.quantity import Quantity
 
-_MEMORY_RE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KMGTP]i?B?|[kK]B?)$")
+_MEMORY_RE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KMGTP]i?B?|[kK]B?)\Z")
 _BINARY = {"Ki": "Ki", "Mi": "Mi", "Gi": "Gi", "Ti": "Ti", "Pi": "Pi"}
 _DECIMAL = {"K": "k", "k": "k", "M": "M", "G": "G", "T": "T", "P": "P"}
-_VERSION_RE = re.compile(r"^v?(?P<parts>[0-9]+(?:\.[0-9]+){0,2})$")
+_VERSION_RE = re.compile(r"^v?(?P<parts>[0-9]+(?:\.[0-9]+){0,2})\Z")
 
 
 class UnitError(ValueError):
@@ -50,12 +50,6 @@ def normalize_version(text: str) -> str:
         raise UnitError(f"version {text!r}: want MAJOR[.MINOR[.PATCH]], e.g. 8.0 or 570.124.06")
     parts = [str(int(p)) for p in m.group("parts").split(".")]
     return ".".join(parts + ["0"] * (3 - len(parts)))
-
-
-def version_tuple(text: str) -> tuple[int, int, int] | None:
-    """The numeric core of a semver string, or None when it is not semver (e.g. ``6.19.14.31400000``)."""
-    m = re.fullmatch(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:[-+].*)?", text.strip())
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def human_bytes(q: Quantity) -> str:

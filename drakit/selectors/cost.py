@@ -74,9 +74,12 @@ def _mul(a: int, b: int) -> int:
 
 
 def _by_factor(x: int, f: float) -> int:
-    if x > 0 and f > 0 and x > U64 / f:
+    """cel-go's multiplyByCostFactor, in float64 as Go computes it (even for a factor of 1)."""
+    xf = float(x)
+    if xf > 0 and f > 0 and xf > U64 / f:
         return U64
-    return min(math.ceil(x * f), U64)
+    c = math.ceil(xf * f)
+    return U64 if c >= 2**64 else c
 
 
 @dataclass(frozen=True)
@@ -362,14 +365,15 @@ class Coster:
         if e.function == "dyn" and len(e.args) == 1 and e.target is None:
             s = ONE.add(self.cost(e.args[0]))
             a = e.args[0]
-            # cel-go copies the argument's computed size (literal, declared or scalar type):
-            # dyn(1) == dyn(2) is a scalar comparison, not one of unknown size.
-            size = self.size(a)
-            if size != UNKNOWN:
+            # cel-go copies the argument's computed size (a literal's, or one for a scalar
+            # type): dyn(1) == dyn(2) is a scalar comparison.  A declared (path) size is not
+            # copied: dyn(attribute).slice(...) sizes its receiver as unknown (measured).
+            size = self.computed(a)
+            if size is None and _is_scalar(self.type_of(a)):
+                size = ONE
+            if size is not None:
                 self.sizes[e.id] = size
-            if a.id in self.paths:
-                self.paths[e.id] = self.paths[a.id]
-            return s
+            return s  # nor is the argument's field path (cel-go's maybeUnwrapDynCall)
         arg_costs = [self.cost(a) for a in e.args]
         ids = self.c.overloads.get(e.id, [])
         if not ids:
@@ -540,7 +544,11 @@ class Coster:
             )
         if fn == "split" and target is not None:
             sz = self.lib_size(target)
-            return sz.by_factor(2 * STRING_FACTOR), Est(0, sz.max)
+            limit = args[1] if len(args) > 1 else None
+            most = sz.max
+            if isinstance(limit, Literal) and type(limit.value) is int:
+                most = limit.value % (U64 + 1)  # a literal limit bounds the result (uint64 cast)
+            return sz.by_factor(2 * STRING_FACTOR), Est(0, most)
         if fn == "join" and target is not None:
             ls = self.lib_size(target)
             sz = ZERO  # upstream only sizes the elements of a typed list; a dyn one adds nothing

@@ -126,15 +126,6 @@ class DomainMap(dict[str, Any]):
 _EMPTY: dict[str, Any] = {}
 
 
-class _Deferred:
-    """An attribute whose conversion failed; the error surfaces when a selector is evaluated."""
-
-    __slots__ = ("message",)
-
-    def __init__(self, message: str) -> None:
-        self.message = message
-
-
 def _attribute_value(name: str, attr: Mapping[str, Any], lists: bool) -> Any:
     if lists:
         for k in ("ints", "bools", "strings"):

@@ -171,7 +171,6 @@ class _LimitExceeded(ParseError):
 # token kinds
 T_INT, T_UINT, T_DOUBLE, T_STRING, T_BYTES, T_IDENT, T_EOF, T_OP = range(8)
 
-_OPS3 = ("...",)
 _OPS2 = ("==", "!=", "<=", ">=", "&&", "||")
 _OPS1 = set("+-*/%!<>?:.,()[]{}")
 _SIMPLE_ESCAPES = {
@@ -351,10 +350,6 @@ def _token_at(text: str, i: int) -> tuple[Token, int]:
     raise _NoMatch(i)
 
 
-def _error_display(s: str) -> str:
-    return s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-
-
 def tokenize(
     text: str, errors: list[Issue] | None = None, skipped: list[tuple[int, int]] | None = None
 ) -> list[Token]:
@@ -378,7 +373,8 @@ def tokenize(
         try:
             tok, i = _token_at(text, i)
         except _NoMatch as e:
-            message = f"Syntax error: token recognition error at: '{_error_display(text[i : e.at + 1])}'"
+            # Go's ANTLR runtime shows the text as it is (newlines included)
+            message = f"Syntax error: token recognition error at: '{text[i : e.at + 1]}'"
             if errors is None:
                 raise ParseError(i, message) from None
             errors.append(Issue(i, message))
@@ -570,7 +566,9 @@ class Parser:
         t = self.tok
         nxt = self.toks[min(self.pos + 1, len(self.toks) - 1)]
         if t.kind != T_EOF and nxt.kind == T_OP and nxt.text == op:
-            raise ParseError(t.offset, f"Syntax error: extraneous input '{t.text}' expecting '{op}'")
+            raise ParseError(
+                t.offset, f"Syntax error: extraneous input '{self._display(t)}' expecting '{op}'"
+            )
         after = follow if follow is not None else self._after_close()
         name = "<EOF>" if t.kind == T_EOF else _token_name(t)
         if name in after:

@@ -168,10 +168,6 @@ def format_type(t: CelType) -> str:
     return t.name
 
 
-def is_dyn_like(t: CelType) -> bool:
-    return t.kind in (DYN_K, ANY_K, PARAM_K)
-
-
 # ---------------------------------------------------------------------------------------------
 # Runtime values
 

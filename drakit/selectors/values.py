@@ -27,14 +27,7 @@ from drakit.selectors.types import (
     map_key,
     unmap_key,
 )
-
-try:  # pragma: no cover - import guard only
-    from drakit.semver import Semver
-except ImportError:  # pragma: no cover
-
-    class Semver:  # type: ignore[no-redef]
-        """Placeholder until drakit.semver exists."""
-
+from drakit.semver import Semver
 
 NO_SUCH_OVERLOAD = "no such overload"
 

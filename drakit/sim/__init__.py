@@ -2,7 +2,7 @@
 
 Public API::
 
-    load_scenario(path) -> Scenario            # YAML with line-numbered errors
+    parse_scenario(text) -> Scenario           # YAML with line-numbered errors (files: drakit.sources.load_scenario)
     parse_scenario(text, source) -> Scenario
     scenario_from_objects(header, objects) -> Scenario   # the same checks, on objects in memory
     run_scenario(scenario, seed, options=SimOptions(fast=True)) -> SimulationResult
@@ -18,7 +18,6 @@ from drakit.sim.runner import SimOptions, run_scenario
 from drakit.sim.scenario import (
     NodeGroup,
     Scenario,
-    load_scenario,
     parse_add_nodes,
     parse_scenario,
     scenario_from_objects,
@@ -31,7 +30,6 @@ __all__ = [
     "SimEvent",
     "SimOptions",
     "SimulationResult",
-    "load_scenario",
     "parse_add_nodes",
     "parse_scenario",
     "run_scenario",

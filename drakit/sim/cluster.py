@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from drakit.explain import noderesources
+from drakit.corev1 import CPU, MEMORY, PODS, node_allocatable
 from drakit.sim.allocation import Allocator, NodeFit
 from drakit.sim.scenario import PodClaim
 
@@ -136,8 +136,8 @@ class SimPod:
 
 def node_capacity(obj: Mapping[str, Any]) -> tuple[int, int, int]:
     """(cpu millicores, memory bytes, pods) from a Node's ``status.allocatable``."""
-    alloc = noderesources.allocatable(obj)
-    return alloc.get(noderesources.CPU, 0), alloc.get(noderesources.MEMORY, 0), alloc[noderesources.PODS]
+    alloc = node_allocatable(obj)
+    return alloc.get(CPU, 0), alloc.get(MEMORY, 0), alloc[PODS]
 
 
 class SimCluster:

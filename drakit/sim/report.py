@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from drakit.errors import InvalidArgument
+from drakit.errors import DrakitError, InvalidArgument
 from drakit.gostr import escape
 from drakit.sim.result import GroupStats, SimulationResult, thin
 
@@ -176,12 +176,24 @@ def render_compare_text(base: SimulationResult, variant: SimulationResult, label
 # --- charts -----------------------------------------------------------------------------------
 
 
-def _figure(runs: Sequence[tuple[str, SimulationResult]]) -> Any:
-    import matplotlib
+CHARTS_EXTRA = 'charts need matplotlib, which is not installed: pip install "drakit[charts]"'
 
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend; matplotlib is the optional ``charts`` extra."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise DrakitError(CHARTS_EXTRA) from None
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "drakit-sim"
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _figure(runs: Sequence[tuple[str, SimulationResult]]) -> Any:
+    plt = _pyplot()
     from matplotlib.ticker import MaxNLocator
 
     fig, (ax_class, ax_product, ax_queue) = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
@@ -220,8 +232,7 @@ def _figure(runs: Sequence[tuple[str, SimulationResult]]) -> Any:
 
 
 def chart_png(runs: Sequence[tuple[str, SimulationResult]]) -> bytes:
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig = _figure(runs)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
@@ -232,8 +243,7 @@ def chart_png(runs: Sequence[tuple[str, SimulationResult]]) -> bytes:
 def chart_html(runs: Sequence[tuple[str, SimulationResult]]) -> str:
     import html
 
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig = _figure(runs)
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})

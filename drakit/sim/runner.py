@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
-from drakit.explain import noderesources
+from drakit.corev1 import CPU, MEMORY, memory_bytes, pod_requests
+from drakit.drivers.identity import product_of
 from drakit.features import Features
 from drakit.inventory import templates
 from drakit.inventory.snapshot import key_of, name_of, namespace_of
@@ -41,7 +42,7 @@ from drakit.sim.controller import (
 )
 from drakit.sim.lanes import Lane
 from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
-from drakit.sim.scenario import PodClaim, Scenario, Workload, parse_bytes
+from drakit.sim.scenario import PodClaim, Scenario, Workload
 from drakit.sim.scheduler import Scheduler, spec_signature
 from drakit.sim.versions import ControlPlane
 
@@ -72,21 +73,12 @@ class _Usage:
     devices: list[tuple[_DeviceKey, str, str, int]] = field(default_factory=list)  # key, class, product, excess bytes
 
 
-def _device_product(driver: str, device: Mapping[str, Any]) -> str:
-    attrs = device.get("attributes") or {}
-    for key in ("productName", f"{driver}/productName", "model", f"{driver}/model"):
-        value = attrs.get(key)
-        if isinstance(value, dict) and isinstance(value.get("string"), str):
-            return str(value["string"])
-    return driver
-
-
 def _device_memory(device: Mapping[str, Any]) -> int:
     cap = (device.get("capacity") or {}).get("memory")
     if not isinstance(cap, dict):
         return 0
     try:
-        return parse_bytes(cap.get("value", 0))
+        return memory_bytes(cap.get("value", 0))
     except (TypeError, ValueError):
         return 0
 
@@ -212,7 +204,7 @@ class Run:
             spec = s.get("spec") or {}
             driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
             for d in spec.get("devices") or []:
-                self.device_info[(driver, pool, d.get("name", ""))] = (_device_product(driver, d), _device_memory(d))
+                self.device_info[(driver, pool, d.get("name", ""))] = (product_of(driver, d), _device_memory(d))
         self.control = ControlPlane.for_version(scenario.kubernetes_version)
         self.scheduler = Scheduler(
             self.cluster,
@@ -422,8 +414,8 @@ class Run:
         spec = obj.get("spec") or {}
         meta = obj.get("metadata") or {}
         annotations = meta.get("annotations") or {}
-        requests = noderesources.pod_requests(obj)
-        cpu, mem = requests.get(noderesources.CPU, 0), requests.get(noderesources.MEMORY, 0)
+        requests = pod_requests(obj)
+        cpu, mem = requests.get(CPU, 0), requests.get(MEMORY, 0)
         claims = tuple(
             PodClaim(rc.get("name", ""), rc.get("resourceClaimTemplateName"), rc.get("resourceClaimName"))
             for rc in spec.get("resourceClaims") or []

@@ -8,7 +8,7 @@ Hand-written rather than a JSON-schema validator: errors must carry the YAML lin
 offending field (``scenario.yaml:14: spec.workloads[2].duration: Invalid value: ...``), and
 the checks are few and specific.  Manifests are checked by the typed model
 (:func:`drakit.model.parse_object`), so they get the same wording as ``drakit validate``.
-This module only parses; nothing here touches the file system except :func:`load_scenario`.
+This module only parses; files are read by ``drakit.sources.load_scenario``.
 """
 
 from __future__ import annotations
@@ -17,16 +17,18 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from drakit.corev1 import cpu_millis, memory_bytes
 from drakit.errors import ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS, Features
 from drakit.gostr import quote
 from drakit.inventory import templates
 from drakit.inventory.snapshot import name_of, namespace_of
+from drakit.model.codec import Document as SourceDocument
+from drakit.model.codec import dotted, parse_text
 
 SCENARIO_API_VERSION = "drakit.dev/v1alpha1"
 SCENARIO_KIND = "Scenario"
@@ -43,9 +45,9 @@ _BYTES_PER_DEVICE = 6 * 1024
 _BYTES_PER_POD = 6 * 1024
 _BASE_BYTES = 120 * 1024 * 1024
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)(?:@root(\d+)-numa(\d+))?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\Z")
+ADD_NODES_PATTERN = re.compile(r"^(\d+)x([a-z0-9-]+)(?:@root(\d+)-numa(\d+))?\Z")
 
 # Lines per path: "" is the document itself, "spec.nodes[0].count" a field.
 LineMap = dict[str, int]
@@ -173,57 +175,25 @@ class Scenario:
 # --- YAML with line numbers -------------------------------------------------------------------
 
 
-def _construct(node: yaml.Node, path: str, lines: LineMap) -> Any:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = yaml.SafeLoader.construct_scalar(_SCALAR_LOADER, key_node) if isinstance(key_node, yaml.ScalarNode) else None
-            if not isinstance(key, str):
-                key = str(key)
-            sub = f"{path}.{key}" if path else key
-            lines[sub] = key_node.start_mark.line + 1
-            out[key] = _construct(value_node, sub, lines)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(item, f"{path}[{i}]", lines) for i, item in enumerate(node.value)]
-    return _SCALAR_LOADER.construct_object(node, deep=True)
-
-
-class _ScalarLoader(yaml.SafeLoader):
-    """Only used to construct scalars (resolved tags, e.g. ints and bools) from composed nodes."""
-
-
-_ScalarLoader.yaml_implicit_resolvers = {
-    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_SCALAR_LOADER = _ScalarLoader("")
-
-
 @dataclass(frozen=True)
 class _Doc:
     index: int
     line: int
     data: Any
-    lines: LineMap
+    source: SourceDocument | None = field(default=None, compare=False, repr=False)  # None: built in memory
+
+    @cached_property
+    def lines(self) -> LineMap:
+        """Dotted path -> line, composed from the document's text on first use (only on errors)."""
+        return {dotted(p): line for p, line in self.source.lines.items()} if self.source is not None else {}
 
 
 def _parse_stream(text: str, source: str) -> list[_Doc]:
-    docs: list[_Doc] = []
-    try:
-        for i, node in enumerate(yaml.compose_all(text, Loader=yaml.SafeLoader)):
-            if node is None:
-                continue
-            lines: LineMap = {}
-            data = _construct(node, "", lines)
-            docs.append(_Doc(i, node.start_mark.line + 1, data, lines))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        problem = getattr(e, "problem", None) or str(e)
-        raise InvalidInput(f"{where}: invalid YAML: {problem}") from None
-    return docs
+    docs, problems = parse_text(source, text, nonfinite_ok=True)
+    if problems:
+        raise InvalidInput("\n".join(
+            f"{source}:{p.line}: invalid YAML: {p}" if p.line else f"{source}: invalid YAML: {p}" for p in problems))
+    return [_Doc(d.index, d.line or 1, d.data, d) for d in docs]
 
 
 # --- checks -----------------------------------------------------------------------------------
@@ -372,37 +342,6 @@ _STANDARD_CLASSES = ("gpu.nvidia.com", "gpu.example.com")
 _MANIFEST_KINDS = ("DeviceClass", "ResourceClaimTemplate", "ResourceClaim", "Node", "ResourceSlice", "Pod")
 
 
-def parse_cpu_milli(value: Any) -> int:
-    """core/v1 cpu quantity -> millicores (only the forms pods and nodes use)."""
-    text = str(value).strip()
-    if text.endswith("m"):
-        return int(float(text[:-1]))
-    return round(float(text) * 1000)
-
-
-_MEM_SUFFIX = {
-    "Ki": 1024,
-    "Mi": 1024**2,
-    "Gi": 1024**3,
-    "Ti": 1024**4,
-    "Pi": 1024**5,
-    "k": 1000,
-    "M": 1000**2,
-    "G": 1000**3,
-    "T": 1000**4,
-    "P": 1000**5,
-}
-
-
-def parse_bytes(value: Any) -> int:
-    """core/v1 memory quantity -> bytes (binary and decimal suffixes, plain numbers)."""
-    text = str(value).strip()
-    for suffix in sorted(_MEM_SUFFIX, key=len, reverse=True):
-        if text.endswith(suffix):
-            return int(float(text[: -len(suffix)]) * _MEM_SUFFIX[suffix])
-    return int(float(text))
-
-
 def _quantity(c: _Checker, data: Mapping[str, Any], key: str, path: str, parse: Callable[[Any], int]) -> int:
     """A cpu or memory request: a quantity, finite and not negative (the API server's rule)."""
     if key not in data:
@@ -525,8 +464,8 @@ def _workload(c: _Checker, raw: Any, path: str, names: set[str]) -> Workload | N
     claims = _pod_claims(c, raw.get("resourceClaims"), f"{path}.resourceClaims")
     resources = c.mapping(raw, "resources", f"{path}.resources")
     c.unknown(resources, ("cpu", "memory"), f"{path}.resources")
-    cpu = _quantity(c, resources, "cpu", f"{path}.resources.cpu", parse_cpu_milli)
-    mem = _quantity(c, resources, "memory", f"{path}.resources.memory", parse_bytes)
+    cpu = _quantity(c, resources, "cpu", f"{path}.resources.cpu", cpu_millis)
+    mem = _quantity(c, resources, "memory", f"{path}.resources.memory", memory_bytes)
     recipe = c.string(raw, "recipe", f"{path}.recipe")
     profile = c.string(raw, "profile", f"{path}.profile")
     if not name:
@@ -581,8 +520,8 @@ def _check_manifest(source: str, doc: _Doc) -> tuple[list[ObjectErrors], Any]:
         _check_pod_times(c, data)
     elif kind == "Node" and not c.errors:  # the typed model already named malformed quantities
         allocatable = (data.get("status") or {}).get("allocatable") or {}
-        _quantity(c, allocatable, "cpu", "status.allocatable.cpu", parse_cpu_milli)
-        _quantity(c, allocatable, "memory", "status.allocatable.memory", parse_bytes)
+        _quantity(c, allocatable, "cpu", "status.allocatable.cpu", cpu_millis)
+        _quantity(c, allocatable, "memory", "status.allocatable.memory", memory_bytes)
     if c.errors or obj is None:
         return c.problems(), None
     return [], Entry(obj, Document(source, doc.index, doc.line or None, data), str(kind), name_of(data), "")
@@ -608,8 +547,8 @@ def _check_pod_times(c: _Checker, pod: Mapping[str, Any]) -> None:
     for i, container in enumerate((pod.get("spec") or {}).get("containers") or []):
         requests = ((container or {}).get("resources") or {}).get("requests") or {}
         path = f"spec.containers[{i}].resources.requests"
-        _quantity(c, requests, "cpu", f"{path}.cpu", parse_cpu_milli)
-        _quantity(c, requests, "memory", f"{path}.memory", parse_bytes)
+        _quantity(c, requests, "cpu", f"{path}.cpu", cpu_millis)
+        _quantity(c, requests, "memory", f"{path}.memory", memory_bytes)
 
 
 def parse_scenario(text: str, source: str = "scenario.yaml") -> Scenario:
@@ -623,7 +562,7 @@ def scenario_from_objects(header: Mapping[str, Any], objects: Sequence[Mapping[s
     Checked exactly as :func:`parse_scenario` checks a file (without line numbers): a verb that
     holds a snapshot builds its run from the snapshot's objects instead of writing them out.
     """
-    docs = [_Doc(i, 0, dict(o), {}) for i, o in enumerate([header, *objects])]
+    docs = [_Doc(i, 0, dict(o)) for i, o in enumerate([header, *objects])]
     return _scenario(docs, source or name_of(header) or "scenario")
 
 
@@ -720,14 +659,6 @@ def _scenario(docs: list[_Doc], source: str) -> Scenario:
     )
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read a scenario file (the I/O edge of this module)."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInput(f"{path}: cannot read scenario: {e.strerror or e}") from None
-    return parse_scenario(text, str(path))
 
 
 _NODE_KINDS = ("Node", "ResourceSlice")
@@ -782,16 +713,6 @@ def parse_node_manifests(text: str, source: str, scenario: Scenario) -> tuple[di
     if problems:
         raise InvalidInput(problems)
     return tuple(objects)
-
-
-def load_node_manifests(path: str | Path, scenario: Scenario) -> tuple[dict[str, Any], ...]:
-    """Read ``--add-nodes FILE`` (the I/O edge) and check it with :func:`parse_node_manifests`."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InvalidInput(f"{path}: cannot read nodes: {e.strerror or e}") from None
-    return parse_node_manifests(text, str(path), scenario)
 
 
 def parse_add_nodes(spec: str) -> NodeGroup:

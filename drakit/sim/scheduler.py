@@ -54,6 +54,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from drakit.corev1 import node_selector_matches
 from drakit.sim.allocation import NodeFit
 from drakit.sim.cluster import MAX_RESERVED_FOR, SimClaim, SimCluster, SimNode, SimPod
 from drakit.sim.controller import DELETE_PROTECTION_FINALIZER
@@ -119,42 +120,6 @@ def fit_error(num_nodes: int, prefilter_msg: str, reasons: Mapping[str, int], po
 
 def spec_signature(spec: Mapping[str, Any]) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"))
-
-
-def node_selector_matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
-    """core/v1 NodeSelector: terms ORed, requirements ANDed, matchFields on metadata.name."""
-    if not selector:
-        return True
-    meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    for term in selector.get("nodeSelectorTerms") or []:
-        exprs = term.get("matchExpressions") or []
-        fields = term.get("matchFields") or []
-        if not exprs and not fields:
-            continue
-        if all(_req(r, labels.get(r.get("key", ""))) for r in exprs) and all(
-            r.get("key") == "metadata.name" and _req(r, meta.get("name")) for r in fields
-        ):
-            return True
-    return False
-
-
-def _req(r: Mapping[str, Any], value: str | None) -> bool:
-    op, values = r.get("operator"), r.get("values") or []
-    if op == "In":
-        return value is not None and value in values
-    if op == "NotIn":
-        return value is None or value not in values
-    if op == "Exists":
-        return value is not None
-    if op == "DoesNotExist":
-        return value is None
-    if op in ("Gt", "Lt") and value is not None and len(values) == 1:
-        try:
-            return int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])
-        except ValueError:
-            return False
-    return False
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from drakit.allocator import allocate
 from drakit.allocator.trace import Trace
 from drakit.features import Features
+from drakit.model.codec import KubeDumper
 from tests.conformance import convert
 
 CASES = list(convert.iter_cases())
@@ -71,7 +72,7 @@ def test_case_through_cli(name: str, tmp_path: Path) -> None:
 
     case = dict(CASES)[name]
     bundle = tmp_path / "bundle.yaml"
-    bundle.write_text(yaml.safe_dump_all(convert.case_to_bundle(case), sort_keys=False), encoding="utf-8")
+    bundle.write_text(yaml.dump_all(Dumper=KubeDumper, documents=convert.case_to_bundle(case), sort_keys=False), encoding="utf-8")
     result = CliRunner().invoke(
         app,
         ["allocate", "--as-given", "-f", str(bundle), "--feature-gates", convert.case_gates(case), "-o", "json"],

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from drakit.model.codec import KubeDumper
 from tests.conformance.convert import compare
 from tests.differential.generator import Scenario
 
@@ -147,7 +148,7 @@ def record(
     digest = hashlib.sha256(json.dumps(scenario.to_json(), sort_keys=True).encode()).hexdigest()[:16]
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{digest}.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    path.write_text(yaml.dump(Dumper=KubeDumper, data=document, sort_keys=False), encoding="utf-8")
     return path
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from drakit.model.codec import KubeDumper
 from tests.integration.kube import Cluster
 
 V1 = "resource.k8s.io/v1"
@@ -336,6 +337,6 @@ def snapshot(cluster: Cluster, ns: str) -> list[Obj]:
 
 
 def write_bundle(objects: Sequence[Mapping[str, Any]], path: Path) -> Path:
-    path.write_text(yaml.safe_dump_all([dict(o) for o in objects], sort_keys=False), encoding="utf-8")
+    path.write_text(yaml.dump_all(Dumper=KubeDumper, documents=[dict(o) for o in objects], sort_keys=False), encoding="utf-8")
     return path
 

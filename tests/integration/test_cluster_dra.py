@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+from drakit.model.codec import KubeDumper
 from tests.integration.controlplane import ControlPlane, k8s_version
 from tests.integration.gating import require
 from tests.integration.kube import Cluster
@@ -420,7 +421,7 @@ def _drakit_verdict(doc: dict[str, Any], features: Any) -> set[str] | None:
     errors_mod = require("drakit.errors", "InvalidInput")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "object.yaml"
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        path.write_text(yaml.dump(Dumper=KubeDumper, data=doc, sort_keys=False))
         try:
             bundle = model.load_bundle([str(path)])
         except errors_mod.InvalidInput as exc:

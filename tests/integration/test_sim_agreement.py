@@ -37,11 +37,11 @@ from typing import Any
 
 import pytest
 
-from drakit.sim import load_scenario
 from drakit.sim.controller import SUFFIX_ALPHABET
 from drakit.sim.result import SimulationResult
 from drakit.sim.runner import Run
 from drakit.sim.scenario import Scenario
+from drakit.sources import load_scenario
 from tests.integration import simbridge
 from tests.integration.kube import Cluster
 

@@ -45,3 +45,17 @@ def test_quick_run_prints_table(script: str, scenarios: list[str]) -> None:
         assert any(scenario in row for row in rows), f"no row for {scenario!r}:\n{proc.stdout}"
     # every row has the table's seven columns
     assert all(row.count("|") == header[0].count("|") for row in rows), proc.stdout
+
+
+def test_load_benchmark_quick_run_prints_its_table() -> None:
+    """bench_load compares with bare parsing (no Go side): its table has its own ratio column."""
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "bench_load.py"), "--quick"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = [line for line in lines if line.startswith(HEADER)]
+    assert len(header) == 1 and "ratio drakit/parse" in header[0] and "peak RSS" in header[0], proc.stdout
+    rows = [line for line in lines if line.startswith("| (")]
+    for scenario in ("(json) drakit explain", "(yaml) drakit explain", "(json) load + validate + explain"):
+        assert any(scenario in row for row in rows), proc.stdout
+    assert all(row.count("|") == header[0].count("|") for row in rows), proc.stdout

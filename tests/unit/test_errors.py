@@ -64,3 +64,24 @@ def test_object_errors_quote_the_name_and_escape_the_file() -> None:
     ref = ObjectRef("Pod", "a\x1b[31m", "ns", source="in\x1b.yaml", index=2)
     lines = ObjectErrors(ref, (FieldError("metadata.name", ErrorType.INVALID, "a\x1b[31m"),)).lines()
     assert lines == ['in\\x1b.yaml[2]: Pod "ns/a\\x1b[31m" is invalid: metadata.name: Invalid value: "a\\u001b[31m"']
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("a\\u001b[31mb", id="esc"),
+        pytest.param("a\\u009bb", id="c1-csi"),
+        pytest.param("a\\u007fb", id="del"),
+        pytest.param("tab\\tok", id="json-escapes-stay"),
+    ],
+)
+def test_standard_output_carries_no_terminal_controls(value: str) -> None:
+    """Whatever a value holds, the bytes on stdout hold no control character, and JSON stays equal."""
+    import json
+
+    from drakit.cli.testing import run
+
+    result = run("cel", "eval", f'"{value}"', "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert all(c in "\n" or c.isprintable() for c in result.stdout)
+    assert json.loads(result.stdout)["value"] == json.loads(f'"{value}"')

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drakit.gostr import escape, quote
+from drakit.gostr import escape, parse_int64, quote
 
 
 @pytest.mark.parametrize(
@@ -51,3 +51,25 @@ def test_output_is_terminal_safe(s: str) -> None:
     """Whatever the input, the result holds no control or other non-printable character."""
     for out in (quote(s), escape(s)):
         assert out.isprintable(), repr(out)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        pytest.param("42", 42, id="plain"),
+        pytest.param("+7", 7, id="plus"),
+        pytest.param("-0012", -12, id="leading-zeros"),
+        pytest.param("9223372036854775807", 2**63 - 1, id="max"),
+        pytest.param("-9223372036854775808", -(2**63), id="min"),
+        pytest.param("9223372036854775808", None, id="overflow"),
+        pytest.param("0" * 5000 + "1", 1, id="many-zeros"),
+        pytest.param("1" * 5000, None, id="many-digits"),
+        pytest.param("1_000", None, id="underscore"),
+        pytest.param(" 1", None, id="space"),
+        pytest.param("١", None, id="non-ascii-digit"),
+        pytest.param("", None, id="empty"),
+        pytest.param("-", None, id="sign-only"),
+    ],
+)
+def test_parse_int64(text: str, want: int | None) -> None:
+    assert parse_int64(text) == want

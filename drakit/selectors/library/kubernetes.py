@@ -17,11 +17,7 @@ from drakit.selectors.library import fn
 from drakit.selectors.library.standard import compile_re2
 from drakit.selectors.types import EvalError, Uint
 from drakit.selectors.values import QuantityResult, Semver, check_int, compare, equal, go_type_name
-
-try:
-    from drakit.semver import SemverError
-except ImportError:  # pragma: no cover
-    SemverError = ValueError  # type: ignore[misc,assignment]
+from drakit.semver import SemverError
 
 #: Upstream ResourceSliceMaxAttributeValuesPerDevice: includes() looks at this many list items.
 INCLUDES_MAX = 48

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from drakit.inventory.templates import NVIDIA_DRIVER, expand, nvidia_device_class
+from drakit.model.codec import KubeDumper
 
 HERE = Path(__file__).resolve().parent
 NS = "ml"
@@ -379,7 +380,7 @@ def write(directory: Path = HERE) -> list[Path]:
     written = []
     for name, objects in _scenarios().items():
         path = directory / f"{name}.yaml"
-        path.write_text(yaml.safe_dump_all(objects, sort_keys=False), encoding="utf-8")
+        path.write_text(yaml.dump_all(Dumper=KubeDumper, documents=objects, sort_keys=False), encoding="utf-8")
         written.append(path)
     return written
 

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from drakit.cli.testing import Result, run
+from drakit.model.codec import KubeDumper
 from tests.unit.allocator.builders import claim, device, device_class, exact, in_use, node, slice_
 
 BASE = [node(), slice_("s", [device("gpu-0"), device("gpu-1")]), device_class()]
@@ -17,7 +18,7 @@ BASE = [node(), slice_("s", [device("gpu-0"), device("gpu-1")]), device_class()]
 def invoke(tmp_path: Path, objects: list[dict[str, Any]], *args: str) -> Result:
     """Run ``drakit allocate`` as the shell does (exit codes from the real error mapping)."""
     f = tmp_path / "in.yaml"
-    f.write_text(yaml.safe_dump_all(objects, sort_keys=False), encoding="utf-8")
+    f.write_text(yaml.dump_all(Dumper=KubeDumper, documents=objects, sort_keys=False), encoding="utf-8")
     return run("allocate", "-f", str(f), *args)
 
 

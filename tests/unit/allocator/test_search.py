@@ -411,3 +411,21 @@ def test_every_unchosen_device_has_a_reason() -> None:
     assert by_device[f"{DRIVER}/pool-1/gpu-1"] == ReasonCode.REQUEST_SELECTOR_FALSE
     assert by_device[f"{DRIVER}/pool-2/far"] == ReasonCode.NODE_MISMATCH
     assert by_device[f"{DRIVER}/pool-1/gpu-7"] == ReasonCode.NOT_NEEDED
+
+
+BAD_SELECTOR = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]}]}
+
+
+@pytest.mark.parametrize(
+    ("claims", "want"),
+    [
+        pytest.param([claim("c", exact("r"))], "gather pool information: failed to perform node selection for slice bad", id="alone"),
+        # upstream gathers pools before it looks at any claim: the pool error wins over a missing class
+        pytest.param([claim("c", exact("r", cls="nope"))], "gather pool information:", id="before-claim-checks"),
+    ],
+)
+def test_unparsable_slice_node_selector_is_an_error_first(claims: list[dict[str, Any]], want: str) -> None:
+    slices = [slice_("s", [device("gpu-0")]), slice_("bad", [device("x")], node_name=None, pool="p2", nodeSelector=BAD_SELECTOR)]
+    out = run(slices, claims)
+    assert out.status == "error" and out.message.startswith(want), out.message
+    assert "must have one element" in out.message

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from drakit.demo import demo_paths
+from drakit.model.codec import KubeDumper
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -46,7 +47,7 @@ def test_trial_refuses_invalid_manifests_with_validates_lines(tmp_path: Path) ->
     docs = [d for p in demo_paths() for d in yaml.safe_load_all(Path(p).read_text())]
     docs[1]["spec"]["devices"][0]["name"] = "GPU_0"  # not a DNS label
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump_all(docs))
+    bad.write_text(yaml.dump_all(Dumper=KubeDumper, documents=docs))
     proc = run("-f", str(bad), "-o", "json")
     validate = subprocess.run(
         [sys.executable, "-m", "drakit.cli.main", "validate", "-f", str(bad)], capture_output=True, text=True, check=False

@@ -44,8 +44,7 @@ def test_parse_template_rejects(bad: str) -> None:
         templates.parse_template(bad)
 
 
-def test_expansion_is_deterministic() -> None:
-    assert templates.expand("h100-8x", "n1") == templates.expand("h100-8x", "n1")
+def test_expansion_topology() -> None:
     slice_ = templates.expand("h100-8x", "n1")[1]
     roots = [d["attributes"]["resource.kubernetes.io/pcieRoot"]["string"] for d in slice_["spec"]["devices"]]
     assert len(set(roots)) == 4  # pairs of GPUs share a PCIe root

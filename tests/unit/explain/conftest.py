@@ -8,7 +8,7 @@ from drakit.explain.diagnose import diagnose
 from drakit.explain.diagnosis import Diagnosis
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot
-from drakit.model.load import load_bundle
+from drakit.sources import load_bundle
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "explain"
 

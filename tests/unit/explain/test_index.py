@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from drakit.allocator import AllocatedState, Inventory, allocate
 from drakit.explain.diagnose import _slices_for
-from drakit.explain.funnel import ClusterIndex, Selectors, product_of
+from drakit.explain.funnel import ClusterIndex, Selectors, device_product
 from drakit.explain.probe import project, projection, projector
 from drakit.features import Features
 from tests.unit.explain.conftest import scenario_input
@@ -122,4 +122,4 @@ def test_selector_groups_share_one_evaluation() -> None:
     for d, g in zip(index.devices, gids, strict=True):
         for expr in EXPRESSIONS[:2]:
             assert sel.outcome(expr, d) == sel.outcome(expr, reps[g])
-    assert product_of(index.devices[0]) == "NVIDIA H100 80GB HBM3"
+    assert device_product(index.devices[0]) == "NVIDIA H100 80GB HBM3"

@@ -237,3 +237,43 @@ def test_all_pending_answers_as_one_diagnosis_per_pod_would() -> None:
         alone = diagnose(snapshot, "pod", key.split("/", 1)[1], m.NS)
         assert (got.verdict, got.code) == (alone.verdict, alone.code), key
     assert report.diagnosed < len(report.pods)
+
+
+def _many_shapes() -> list[m.Obj]:
+    """Pods of many distinct shapes whose selectors often leave the same candidate sets
+    (so the funnel's memoised walks are reused across claims that must still answer apart)."""
+    objects = _bundle(m.busy("h100-quad", range(6), "h1"), m.busy("a100-80", range(8), "a1"),
+                      m.busy("l40s-0", range(1), "l1"))
+    asks = [
+        (), (m.H100,), (A100_80,), (m.MEM.format(q="40Gi"),), (m.MEM.format(q="80Gi"),),
+        (m.MEM.format(q="100Gi"),), (m.H100, m.MEM.format(q="80Gi")),
+        ("device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA A100')",),
+    ]
+    placements: list[dict[str, Any]] = [{}, {"nodeSelector": {"kubernetes.io/hostname": "h100-quad"}}]
+    i = 0
+    for selectors in asks:
+        for count in (1, 2, 4):
+            for constraints in ([], [m.same_root()]):
+                for where in placements:
+                    i += 1
+                    claim_spec = m.spec(m.request("gpus", count, *selectors), constraints=constraints)
+                    objects += m.pending(f"p{i:03d}", claim_spec, via_template=i % 7 == 0, **where)
+    return objects
+
+
+def test_all_pending_with_many_shapes_answers_as_explain_per_pod() -> None:
+    """Every group's answer is, field for field, what `explain` of that pod alone says, and every
+    pod is grouped under the verdict, code and story of its own diagnosis."""
+    from drakit.explain.pending import _story, explain_pending, waiting_pods
+
+    snapshot = ClusterSnapshot.from_objects(_many_shapes())
+    pods = waiting_pods(snapshot, m.NS)
+    report = explain_pending(snapshot, pods)
+    assert report.diagnosed == len(pods) == 96
+    alone = {f"{m.NS}/{p['metadata']['name']}": diagnose(snapshot, "pod", p["metadata"]["name"], m.NS) for p in pods}
+    for g in report.groups:
+        assert g.diagnosis.to_json() == alone[g.pods[0]].to_json(), g.pods[0]
+    for p in report.pods:
+        got, own = report.groups[p.group].diagnosis, alone[p.pod]
+        assert (got.verdict, got.code, _story(got)) == (own.verdict, own.code, _story(own)), p.pod
+    assert len({d.code for d in alone.values()}) >= 3  # the bundle really mixes answers

@@ -10,8 +10,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from drakit.corev1 import node_resource_fit, pod_requests
 from drakit.explain.diagnose import diagnose
-from drakit.explain.noderesources import fit, pod_requests
 from drakit.inventory.snapshot import ClusterSnapshot
 from tests.unit.explain import mixed as m
 
@@ -129,6 +129,6 @@ def test_fit_matches_the_arithmetic(milli: list[int], alloc: int, used: int) -> 
     spec = {"containers": [{"resources": {"requests": {"cpu": f"{n}m"}}} for n in milli]}
     want = pod_requests({"spec": spec})
     assert want.get("cpu", 0) == sum(milli)
-    lacks = fit(want, {"cpu": alloc, "pods": 110}, {"cpu": used, "pods": 1})
+    lacks = node_resource_fit(want, {"cpu": alloc, "pods": 110}, {"cpu": used, "pods": 1})
     assert bool(lacks) == (sum(milli) > 0 and sum(milli) > alloc - used)
     assert all(x.reason == "Insufficient cpu" and x.unresolvable == (sum(milli) > alloc) for x in lacks)

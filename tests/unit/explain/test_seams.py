@@ -17,6 +17,7 @@ from drakit.cli.main import app
 from drakit.cli.testing import run
 from drakit.explain.diagnose import diagnose
 from drakit.features import Features
+from drakit.model.codec import KubeDumper
 from tests.unit.explain.conftest import SCENARIOS, scenario_input
 
 
@@ -77,7 +78,7 @@ def _bundle_without(tmp_path: Path, name: str, edit: Callable[[dict[str, Any]], 
     for d in docs:
         edit(d)
     out = tmp_path / f"{name}.yaml"
-    out.write_text(yaml.safe_dump_all(docs), encoding="utf-8")
+    out.write_text(yaml.dump_all(Dumper=KubeDumper, documents=docs), encoding="utf-8")
     return str(out)
 
 

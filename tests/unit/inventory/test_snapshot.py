@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey, Provenance
-from drakit.model import load_bundle
+from drakit.sources import load_bundle
 from tests.unit.allocator.builders import claim, device, device_class, exact, node, slice_
 
 

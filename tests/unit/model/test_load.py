@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 from drakit.cli.validate import register
 from drakit.errors import InvalidInput
 from drakit.model import ResourceClaim, ResourceSlice
-from drakit.model.load import MAX_FILE_BYTES, load_bundle, load_documents
+from drakit.sources import MAX_INPUT_BYTES as MAX_FILE_BYTES
+from drakit.sources import load_bundle
+from drakit.sources import load_manifest_documents as load_documents
 from tests.builders import ClaimBuilder, SliceBuilder
 
 CLAIM_YAML = """\
@@ -85,12 +87,12 @@ BAD = [
                  'spec.devices.requests[0].exactly.deviceClassName: Invalid value: true: must be a string', id="yaml-1.1-bool"),
     pytest.param("c.yaml", CLAIM_YAML.replace("- name: gpu\n      exactly:", "- exactly:"),
                  "spec.devices.requests[0].name: Required value", id="missing-required"),
-    pytest.param("c.yaml", "a: [1,\n", "c.yaml: error parsing YAML at line 2, column 1", id="malformed-yaml"),
+    pytest.param("c.yaml", "a: [1,\n", "c.yaml[0]: error parsing YAML at line 2, column 1", id="malformed-yaml"),
     pytest.param("c.json", '{"apiVersion": ', "c.json: error parsing JSON at line 1, column 16", id="malformed-json"),
     pytest.param("c.yaml", CLAIM_YAML.replace("kind: ResourceClaim", "kind: Gadget"),
                  'c.yaml[0] (line 2): no matches for kind "Gadget" in version "resource.k8s.io/v1"', id="unknown-kind"),
-    pytest.param("c.yaml", CLAIM_YAML.replace("apiVersion: resource.k8s.io/v1", "apiVersion: resource.k8s.io/v1beta1"),
-                 'no matches for kind "ResourceClaim" in version "resource.k8s.io/v1beta1"', id="wrong-api-version"),
+    pytest.param("c.yaml", CLAIM_YAML.replace("apiVersion: resource.k8s.io/v1", "apiVersion: resource.k8s.io/v1alpha3"),
+                 'no matches for kind "ResourceClaim" in version "resource.k8s.io/v1alpha3"', id="wrong-api-version"),
     pytest.param("c.yaml", CLAIM_YAML.replace("apiVersion: resource.k8s.io/v1\n", ""),
                  "c.yaml[0] (line 2): apiVersion not set", id="missing-api-version"),
     pytest.param("c.yaml", CLAIM_YAML + "---\n" + CLAIM_YAML,

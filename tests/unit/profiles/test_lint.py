@@ -98,8 +98,6 @@ def test_unused_class_but_not_the_drivers_own() -> None:
 
 def test_unsatisfiable_request_against_inventory() -> None:
     evaluate = cel_evaluator()
-    if evaluate is None:
-        pytest.skip("drakit.selectors is not available")
     text = to_yaml(inv.nvidia()) + "---\n" + CLASS.format(name="c", expr="device.driver == 'gpu.nvidia.com'") + \
         "---\n" + CLAIM.format(cls="c", count=5)
     findings = [f for f in lint_documents(parse_documents(text, "in.yaml"), evaluate=evaluate) if f.code == "DK006"]

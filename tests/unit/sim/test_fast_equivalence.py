@@ -20,9 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drakit.features import SUPPORTED_VERSIONS
-from drakit.sim import NodeGroup, Scenario, SimOptions, fastpath, load_scenario, parse_scenario
+from drakit.sim import NodeGroup, Scenario, SimOptions, fastpath, parse_scenario
 from drakit.sim.report import render_text
 from drakit.sim.runner import AllocatorFactory, Run
+from drakit.sources import load_scenario
 from tests.unit.sim.fakes import FakeAllocator
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "drakit" / "sim" / "examples"
@@ -294,13 +295,11 @@ REAL: list[Any] = [
 
 @pytest.mark.parametrize("make", REAL)
 def test_real_allocator_scenarios_are_byte_identical(make: Callable[[], Scenario]) -> None:
-    pytest.importorskip("drakit.selectors")
     slow, fast = both(make(), 11, allocator=None)
     assert fast.scheduler.allocator_calls == slow.scheduler.allocator_calls
 
 
 def test_real_allocator_error_path_is_exercised() -> None:
-    pytest.importorskip("drakit.selectors")
     sc = REAL[1].values[0]()
     _, fast = both(sc, 3, allocator=None)
     bad = [p for p in fast.pods if p.workload == "bad"]
@@ -308,7 +307,6 @@ def test_real_allocator_error_path_is_exercised() -> None:
 
 
 def test_shared_pool_devices_are_used() -> None:
-    pytest.importorskip("drakit.selectors")
     sc = REAL[2].values[0]()
     _, fast = both(sc, 3, allocator=None)
     assert any("network-attached" in d for p in fast.pods for d in p.devices)

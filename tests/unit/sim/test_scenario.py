@@ -6,8 +6,9 @@ import pytest
 
 from drakit.errors import InvalidArgument, InvalidInput
 from drakit.features import NEWEST_VERSION, Features
-from drakit.sim import load_scenario, parse_add_nodes, parse_scenario
+from drakit.sim import parse_add_nodes, parse_scenario
 from drakit.sim.versions import ControlPlane
+from drakit.sources import load_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "drakit" / "sim" / "examples"
 

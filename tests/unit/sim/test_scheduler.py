@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from drakit.sim.scheduler import fit_error, node_selector_matches, num_feasible_nodes_to_find
+from drakit.sim.scheduler import fit_error, num_feasible_nodes_to_find
 
 
 @pytest.mark.parametrize(
@@ -45,21 +45,3 @@ def test_num_feasible_nodes_to_find(nodes: int, want: int) -> None:
 )
 def test_fit_error(args: tuple[Any, ...], want: str) -> None:
     assert fit_error(*args) == want
-
-
-NODE = {"metadata": {"name": "n1", "labels": {"zone": "a", "gpus": "8"}}}
-
-
-@pytest.mark.parametrize(
-    ("term", "want"),
-    [
-        pytest.param({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}, True, id="name"),
-        pytest.param({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}, False, id="other-name"),
-        pytest.param({"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["b"]}]}, True, id="notin"),
-        pytest.param({"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["4"]}]}, True, id="gt"),
-        pytest.param({"matchExpressions": [{"key": "x", "operator": "Exists"}]}, False, id="missing-label"),
-        pytest.param({}, False, id="empty-term-matches-nothing"),
-    ],
-)
-def test_node_selector(term: dict[str, Any], want: bool) -> None:
-    assert node_selector_matches(NODE, {"nodeSelectorTerms": [term]}) is want

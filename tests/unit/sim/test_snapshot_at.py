@@ -21,10 +21,11 @@ from drakit.cli.testing import run
 from drakit.explain.diagnose import diagnose
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot
-from drakit.model import load_bundle, validate_report
+from drakit.model import validate_report
 from drakit.outcomes import Verdict
-from drakit.sim import SimulationResult, load_scenario
+from drakit.sim import SimulationResult
 from drakit.sim.snapshot import simulate_snapshot
+from drakit.sources import load_bundle, load_scenario
 
 TESTS = Path(__file__).resolve().parents[2]
 AGREEMENT = TESTS / "integration" / "scenarios" / "agreement.yaml"

@@ -5,13 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from drakit.sim import load_scenario, run_scenario
-
-selectors = pytest.importorskip("drakit.selectors")
-if not hasattr(selectors, "compile_selector"):
-    pytest.skip("drakit.selectors.compile_selector is not available yet", allow_module_level=True)
+from drakit.sim import run_scenario
+from drakit.sources import load_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "drakit" / "sim" / "examples"
 
@@ -19,7 +14,8 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "drakit" / "sim" / "examples"
 def test_mixed_example_places_multi_gpu_jobs_on_one_numa_node_and_leaves_tpu_pending() -> None:
     result = run_scenario(load_scenario(EXAMPLES / "mixed.yaml"))
     train = [p for p in result.pods if p.workload == "train"]
-    assert train and all(p.products == ("NVIDIA H100 80GB HBM3",) * 4 for p in train if p.node)
+    placed = [p for p in train if p.node]
+    assert placed and all(p.products == ("NVIDIA H100 80GB HBM3",) * 4 for p in placed)
     tpu = [p for p in result.pods if p.workload == "tpu"]
     assert all(p.phase == "Pending" and "device class tpu.google.com does not exist" in p.message for p in tpu)
     again = run_scenario(load_scenario(EXAMPLES / "mixed.yaml"))

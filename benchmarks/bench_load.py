@@ -1,0 +1,171 @@
+"""Benchmark: speed at the door — load + validate + explain on a big inventory, next to bare parsing.
+
+One inventory (``--nodes`` nodes x 8 H100s from the node templates, one DeviceClass, one claim
+whose selector misses every GPU by 361Mi and its pod) is written twice, as one JSON ``v1 List``
+and as a multi-document YAML stream.  Side by side, in one run:
+
+* the baselines: a bare ``json.load`` of the JSON file and a bare libyaml (``yaml.CSafeLoader``)
+  ``load_all`` of the YAML file, in this process, collector on as a plain script has it;
+* ``drakit explain pod/train`` and ``drakit validate`` end to end, each as its own process
+  (interpreter start, imports, reading, strict decoding, typing, the diagnosis, rendering);
+* the library pipeline in this process: ``load_bundle`` + ``validate_report`` + ``diagnose``.
+
+Times are CPU seconds (user + system) of the process doing the work, because the machines this
+runs on are shared; peak RSS is the process's own.  Targets (issue 11): the whole explain within
+3x of ``json.load`` and 1.3x of ``CSafeLoader`` on the same file, peak RSS under 700 MB.
+Nothing here asserts a time; ``--quick`` (50 nodes) is the smoke mode.
+
+Run: ``python benchmarks/bench_load.py [--nodes N] [--quick]``.
+
+Measured on the shared 2-core machine (load average 9), 5,000 nodes (JSON 27 MiB, YAML 30 MiB)::
+
+    scenario                                   CPU     bare parse  ratio  peak RSS
+    (json) drakit explain, end to end          3.72 s  0.75 s      5.00x  617 MB
+    (json) drakit validate, end to end         3.67 s  0.75 s      4.93x  617 MB
+    (json) load + validate + explain (library) 3.17 s  0.75 s      4.25x  621 MB
+    (yaml) drakit explain, end to end          8.21 s  10.27 s     0.80x  649 MB
+    (yaml) drakit validate, end to end         8.45 s  10.27 s     0.82x  649 MB
+    (yaml) load + validate + explain (library) 7.97 s  10.27 s     0.78x  652 MB
+
+Before (issue 11): explain 6.1 s from JSON (11x), 15.8 s from YAML (2.1x), 780-890 MB, and it did
+not validate.  Where the JSON path's time goes now: imports 0.5 s, strict parse 0.5 s, typing
+(pydantic) 0.95 s, API validation 1.4 s, the diagnosis 0.3 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO_ROOT
+from bench_explain import MEM_80GI, _claim, _pod, inventory
+
+TARGET_JSON = 3.0
+TARGET_YAML = 1.3
+RSS_LIMIT_MB = 700
+
+# Runs one drakit command and reports its own CPU time and peak RSS on the last stderr line.
+_RUNNER = (
+    "import resource, sys\n"
+    "from drakit.cli.console import run_guarded\n"
+    "from drakit.cli.main import app\n"
+    "code = run_guarded(app)\n"
+    "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "sys.stderr.write(f'\\nBENCH {u.ru_utime + u.ru_stime} {u.ru_maxrss}\\n')\n"
+    "sys.exit(code)\n"
+)
+
+
+@dataclass(frozen=True)
+class Measure:
+    cpu_s: float
+    rss_mb: float | None = None
+
+
+def write_inputs(folder: Path, nodes: int) -> tuple[Path, Path]:
+    objects = [*inventory(nodes), _claim("train", 1, (MEM_80GI,)), _pod("train", "train")]
+    js, ym = folder / "inventory.json", folder / "inventory.yaml"
+    with js.open("w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": objects}, f)
+    with ym.open("w") as f:
+        yaml.dump_all(objects, f, Dumper=yaml.CSafeDumper, sort_keys=False)
+    return js, ym
+
+
+def cpu(fn: Callable[[], Any]) -> Measure:
+    t0 = time.process_time()
+    fn()
+    return Measure(time.process_time() - t0)
+
+
+def drakit_process(args: list[str]) -> Measure:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "DRAKIT_PROGRESS": "0"}
+    proc = subprocess.run([sys.executable, "-c", _RUNNER, *args], capture_output=True, text=True, env=env,
+                          check=False)
+    line = [x for x in proc.stderr.splitlines() if x.startswith("BENCH ")]
+    if proc.returncode not in (0, 1, 3) or not line:
+        raise RuntimeError(f"drakit {' '.join(args[:2])}: exit {proc.returncode}: {proc.stderr[-800:]}")
+    _, cpu_s, rss_kib = line[-1].split()
+    return Measure(float(cpu_s), int(rss_kib) / 1024)
+
+
+def pipeline(path: Path) -> Measure:
+    """load + validate + explain through the library, in a child so its RSS is its own."""
+    code = (
+        "import resource, sys, time\n"
+        "from drakit.explain.diagnose import diagnose\n"
+        "from drakit.explain.inputs import ExplainInput\n"
+        "from drakit.features import Features\n"
+        "from drakit.model.validate import validate_report\n"
+        "from drakit.sources import load_bundle\n"
+        "t = time.process_time()\n"
+        f"b = load_bundle([{str(path)!r}])\n"
+        "f = Features.for_version()\n"
+        "validate_report(b.entries, f)\n"
+        "diagnose(ExplainInput.from_bundle(b), 'pod', 'train', 'ml', features=f)\n"
+        "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(time.process_time() - t, u.ru_maxrss)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    cpu_s, rss_kib = out.split()
+    return Measure(float(cpu_s), int(rss_kib) / 1024)
+
+
+def _row(name: str, m: Measure, base: Measure, target: float | None) -> list[str]:
+    ratio = m.cpu_s / base.cpu_s if base.cpu_s else float("inf")
+    met = "-" if target is None else ("yes" if ratio <= target and (m.rss_mb or 0) < RSS_LIMIT_MB else "NO")
+    return [name, f"{m.cpu_s:.2f} s", f"{base.cpu_s:.2f} s", f"{ratio:.2f}×",
+            f"≤ {target:g}×" if target is not None else "-", met,
+            f"{m.rss_mb:.0f} MB" if m.rss_mb is not None else "-"]
+
+
+def render(title: str, rows: list[list[str]]) -> str:
+    header = ["scenario", "drakit (CPU)", "bare parse (CPU)", "ratio drakit/parse", "target", "met", "peak RSS"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [f"### {title}", "", "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |",
+             "| " + " | ".join("-" * w for w in widths) + " |"]
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--nodes", type=int, default=5000, help="nodes of 8 GPUs (default 5000)")
+    parser.add_argument("--quick", action="store_true", help="50 nodes: the smoke mode")
+    args = parser.parse_args(argv)
+    nodes = 50 if args.quick else args.nodes
+    with tempfile.TemporaryDirectory() as tmp:
+        js, ym = write_inputs(Path(tmp), nodes)
+        sizes = f"JSON {js.stat().st_size / 2**20:.1f} MiB, YAML {ym.stat().st_size / 2**20:.1f} MiB"
+        with js.open() as fh:
+            bare_json = cpu(lambda: json.load(fh))
+        with ym.open() as fh:
+            bare_yaml = cpu(lambda: list(yaml.load_all(fh, Loader=yaml.CSafeLoader)))
+        rows: list[list[str]] = []
+        for fmt, path, base, target in (("json", js, bare_json, TARGET_JSON), ("yaml", ym, bare_yaml, TARGET_YAML)):
+            explain = drakit_process(["explain", "pod/train", "-n", "ml", "-f", str(path), "-o", "json"])
+            validate = drakit_process(["validate", "-f", str(path), "-o", "json"])
+            rows.append(_row(f"({fmt}) drakit explain, end to end", explain, base, target))
+            rows.append(_row(f"({fmt}) drakit validate, end to end", validate, base, None))
+            rows.append(_row(f"({fmt}) load + validate + explain (library)", pipeline(path), base, target))
+    print(render(f"Speed at the door: {nodes} nodes x 8 GPUs ({sizes}), peak RSS limit {RSS_LIMIT_MB} MB", rows))
+    print(f"\nbare json.load {bare_json.cpu_s:.2f} s, bare CSafeLoader load_all {bare_yaml.cpu_s:.2f} s; "
+          f"peak RSS of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

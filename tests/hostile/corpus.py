@@ -1,0 +1,306 @@
+"""The hostile-input corpus: classes of input a new user (or a fuzzer) feeds drakit.
+
+Each entry writes one input into a folder and returns its path.  The classes, not the
+examples, are the point: alias expansion, nesting, endless and binary streams, encodings,
+keys, numbers outside what JSON or int64 carry, wrong types at every position of a valid
+bundle, values that type-check but make no sense (negative and huge counts, bad quantities,
+versions, selectors), and scenarios with NaN, infinities and huge sizes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CLAIM = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+    "metadata": {"name": "train", "namespace": "ml"},
+    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu.example.com", "count": 1,
+        "selectors": [{"cel": {"expression": "device.attributes['gpu.example.com'].model == 'a'"}}]}}],
+        "constraints": [{"requests": ["gpu"], "matchAttribute": "gpu.example.com/model"}]}},
+}
+CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+         "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}}
+SLICE = {
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu"},
+    "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+             "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+             "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a"}, "v": {"version": "1.2.3"}},
+                          "capacity": {"memory": {"value": "16Gi"}}}]},
+}
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train", "namespace": "ml"},
+       "spec": {"containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "train"}]}}
+BASE = [CLASS, NODE, SLICE, CLAIM, POD]
+
+SCENARIO = {
+    "apiVersion": "drakit.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
+    "spec": {"nodes": [{"count": 2, "template": "h100-8x"}],
+             "workloads": [{"name": "w", "replicas": 2, "duration": "10m",
+                            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}]},
+}
+
+
+ALL = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input: ``make(folder) -> path``.
+
+    ``refused_by``: the commands that must refuse it with a one-line error naming the input
+    (``ALL``: every command).  Every command must answer every case without a traceback,
+    within the time and memory bounds, with a documented exit code.
+    """
+
+    id: str
+    make: Callable[[Path], str]
+    refused_by: frozenset[str] | None = ALL
+
+
+def _text(name: str, text: str | bytes) -> Callable[[Path], str]:
+    def make(folder: Path) -> str:
+        p = folder / name
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(text, encoding="utf-8")
+        return str(p)
+
+    return make
+
+
+def _docs(name: str, docs: list[Any]) -> Callable[[Path], str]:
+    return _text(name, yaml.safe_dump_all(docs, sort_keys=False))
+
+
+def _bomb(levels: int = 9, width: int = 9) -> str:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, levels + 1):
+        refs = ", ".join([f"*a{i - 1}"] * width)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n" + "\n".join("  " + x for x in lines) + "\n"
+
+
+def _mapping_bomb() -> str:
+    """Billion laughs built from mappings inside a ResourceClaim's opaque config."""
+    lines = ["x0: &x0 {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8}"]
+    for i in range(1, 10):
+        lines.append(f"x{i}: &x{i} {{a: *x{i - 1}, b: *x{i - 1}, c: *x{i - 1}, d: *x{i - 1}, e: *x{i - 1}, "
+                     f"f: *x{i - 1}, g: *x{i - 1}, h: *x{i - 1}}}")
+    body = "\n".join("          " + x for x in lines)
+    return ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+            "    config:\n    - opaque:\n        driver: gpu.example.com\n        parameters:\n" + body + "\n")
+
+
+def _with(doc: dict[str, Any], path: tuple[str | int, ...], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    cur: Any = out
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = value
+    return out
+
+
+def _paths(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    if path:
+        yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*path, i))
+
+
+def _wrong_type(value: Any) -> Any:
+    """A value of another JSON type than ``value``'s."""
+    if isinstance(value, bool):
+        return "yes"
+    if isinstance(value, int | float):
+        return "seven"
+    if isinstance(value, str):
+        return [7]  # not a bare number: quantities accept JSON numbers as the API server does
+    if isinstance(value, list):
+        return {"not": "a list"}
+    return ["not", "an", "object"]
+
+
+def wrong_type_cases() -> list[Case]:
+    """Every position of every base document, replaced by a value of a wrong type."""
+    out: list[Case] = []
+    for doc in BASE:
+        for path, value in _paths(doc):
+            if path[0] in ("apiVersion", "kind"):
+                continue
+            bad = _with(doc, path, _wrong_type(value))
+            rest = [d for d in BASE if d is not doc]
+            ident = f"type-{doc['kind']}-{'.'.join(map(str, path))}"
+            out.append(Case(ident, _docs("bundle.yaml", [*rest, bad])))
+    return out
+
+
+# (id, document, path, value, who must refuse it): "door" = every command (strict decoding refuses
+# it), "validate" = API-server validation does (validate and trial), "" = only a sane answer.
+SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
+    ("count-negative", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), -1, "validate"),
+    ("count-zero", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 0, ""),
+    ("count-int64-max", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 2**63 - 1, ""),
+    ("count-beyond-int64", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 2**64 + 1, "door"),
+    ("count-float", CLAIM, ("spec", "devices", "requests", 0, "exactly", "count"), 1.5, "door"),
+    ("allocation-mode", CLAIM, ("spec", "devices", "requests", 0, "exactly", "allocationMode"), "Some", "validate"),
+    ("constraint-unknown-request", CLAIM, ("spec", "devices", "constraints", 0, "requests"), ["nope"], "validate"),
+    ("selector-syntax", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+     "device.attributes[[[(", "validate"),
+    ("selector-not-bool", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+     "1 + 1", "validate"),
+    ("selector-huge", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+     " && ".join(["true"] * 20000), ""),
+    ("request-name-empty", CLAIM, ("spec", "devices", "requests", 0, "name"), "", "validate"),
+    ("request-name-escape", CLAIM, ("spec", "devices", "requests", 0, "name"), "\x1b[31mred", "validate"),
+    ("quantity-word", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"), "lots", "door"),
+    ("quantity-huge-exponent", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"), "1e1000000000", ""),
+    ("quantity-huge-suffix", SLICE, ("spec", "devices", 0, "capacity", "memory", "value"),
+     "9" * 400 + "Ei", ""),
+    ("version-bad", SLICE, ("spec", "devices", 0, "attributes", "v", "version"), "not.a.version", "validate"),
+    ("generation-negative", SLICE, ("spec", "pool", "generation"), -5, ""),
+    ("slice-count-huge", SLICE, ("spec", "pool", "resourceSliceCount"), 2**62, ""),
+    ("devices-many-names", SLICE, ("spec", "devices"), [{"name": "d"}] * 5, "validate"),
+    ("api-version-future", CLAIM, ("apiVersion",), "resource.k8s.io/v2", "door"),
+    ("api-version-alpha", CLAIM, ("apiVersion",), "resource.k8s.io/v1alpha3", "door"),
+    ("kind-unknown-core", POD, ("kind",), "Pdo", "door"),
+    ("name-too-long", CLAIM, ("metadata", "name"), "x" * 100_000, "validate"),
+]
+
+
+VALIDATING = frozenset({"validate", "trial"})
+"""Commands that run API-server validation on their input today (issue 11 item 3 adds the rest)."""
+
+
+def semantic_cases() -> list[Case]:
+    out: list[Case] = []
+    for ident, doc, path, value, who in SEMANTIC:
+        rest = [d for d in BASE if d is not doc]
+        refused = ALL if who == "door" else VALIDATING if who == "validate" else frozenset()
+        out.append(Case(f"value-{ident}", _text("bundle.json", json.dumps(
+            {"apiVersion": "v1", "kind": "List", "items": [*rest, _with(doc, path, value)]})), refused))
+    return out
+
+
+def _scenario(name: str, path: tuple[str | int, ...], value: Any) -> Case:
+    text = yaml.safe_dump(_with(SCENARIO, path, value)).replace("__NAN__", ".nan").replace("__INF__", ".inf")
+    nonfinite = value in ("__NAN__", "__INF__")  # not JSON: every reader refuses it
+    return Case(f"scenario-{name}", _text("scenario.yaml", text), ALL if nonfinite else frozenset({"simulate"}))
+
+
+SCENARIO_CASES = [
+    _scenario("nan-duration", ("spec", "workloads", 0, "duration"), "__NAN__"),
+    _scenario("inf-replicas", ("spec", "workloads", 0, "replicas"), "__INF__"),
+    _scenario("nan-count", ("spec", "nodes", 0, "count"), "__NAN__"),
+    _scenario("huge-nodes", ("spec", "nodes", 0, "count"), 10**12),
+    _scenario("huge-replicas", ("spec", "workloads", 0, "replicas"), 10**15),
+    _scenario("negative-replicas", ("spec", "workloads", 0, "replicas"), -3),
+    _scenario("bad-version", ("spec", "kubernetesVersion"), "1.99"),
+    _scenario("bad-template", ("spec", "nodes", 0, "template"), "../../etc/passwd"),
+    _scenario("wrong-type-workloads", ("spec", "workloads"), "all of them"),
+]
+
+
+def stream_cases() -> list[Case]:
+    """Encodings, binary and framing: the reader's classes."""
+    return [
+        Case("alias-bomb-sequences", _text("bomb.yaml", _bomb())),
+        Case("alias-bomb-mappings", _text("bomb.yaml", _mapping_bomb())),
+        Case("alias-recursive", _text("loop.yaml", "apiVersion: v1\nkind: Pod\nmetadata: &m\n  name: x\n  labels: *m\n")),
+        Case("alias-undefined", _text("alias.yaml", "a: *nope\n")),
+        Case("deep-flow-yaml", _text("deep.yaml", "a: " + "[" * 5000 + "]" * 5000 + "\n")),
+        Case("deep-block-yaml", _text("deep.yaml", "".join(" " * i + "a:\n" for i in range(400)) + " " * 400 + "b: 1\n")),
+        Case("deep-sequence-yaml", _text("deep.yaml", "- " * 300 + "x\n")),
+        Case("deep-json", _text("deep.json", "[" * 100_000 + "]" * 100_000)),
+        Case("deep-json-object", _text("deep.json", '{"a":' * 3000 + "1" + "}" * 3000)),
+        Case("binary", _text("bin.yaml", bytes(range(256)) * 64)),
+        Case("nul-bytes", _text("nul.yaml", b"apiVersion: v1\x00\nkind: Pod\n")),
+        Case("utf16", _text("u16.yaml", "apiVersion: v1\nkind: Pod\n".encode("utf-16"))),
+        Case("latin1", _text("l1.yaml", "metadata:\n  name: caf\xe9\n".encode("latin-1"))),
+        Case("control-chars", _text("ctl.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: \"\\e[2J\x07\"}\n")),
+        Case("duplicate-key", _text("dup.yaml", yaml.safe_dump(CLAIM) + "kind: Pod\n")),
+        Case("duplicate-key-json", _text("dup.json", json.dumps(CLAIM)[:-1] + ', "kind": "Pod"}')),
+        Case("duplicate-key-bool-alias", _text("dup.yaml", "y: 1\ntrue: 2\n")),
+        Case("nan-json", _text("nan.json", json.dumps({**CLAIM, "x": float("nan")}))),
+        Case("inf-yaml", _text("inf.yaml", yaml.safe_dump(CLAIM).replace("count: 1", "count: .inf"))),
+        Case("yaml-1.1-bool-name", _text("bool.yaml", yaml.safe_dump(CLAIM).replace("name: gpu\n", "name: y\n"))),
+        Case("big-int-yaml", _text("big.yaml", yaml.safe_dump(CLAIM).replace("count: 1", "count: 99999999999999999999"))),
+        Case("non-scalar-key", _text("key.yaml", "? [a, b]\n: c\n")),
+        Case("unknown-tag", _text("tag.yaml", "apiVersion: !Ref v1\nkind: !!python/object:os.system Pod\n"
+                                  "metadata: !!map {name: !!binary Zm9v}\nspec: !!int nope\n")),
+        Case("scalar-document", _text("scalar.yaml", "just a string\n")),
+        Case("list-document", _text("list.yaml", "- 1\n- 2\n")),
+        Case("json-array", _text("array.json", json.dumps(BASE))),
+        Case("json-garbage", _text("bad.json", '{"apiVersion": "v1", "kind": ')),
+        Case("list-items-not-list", _text("l.yaml", "apiVersion: v1\nkind: List\nitems: 3\n")),
+        Case("list-items-scalars", _text("l.yaml", "apiVersion: v1\nkind: List\nitems: [1, two, null]\n")),
+        Case("many-documents", _text("many.yaml", "---\nkind: Nope\n" * 5000)),
+        Case("many-empty-documents", _text("empty.yaml", "---\n" * 20_000)),
+        Case("long-line", _text("long.yaml", "a: " + "x" * 5_000_000 + "\n")),
+        Case("missing-kind", _text("nokind.yaml", "apiVersion: v1\nmetadata: {name: x}\n")),
+        Case("tabs", _text("tabs.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: x\n")),
+        Case("empty-file", _text("empty.yaml", "")),
+        Case("oversized-sparse", _sparse),
+        Case("missing-file", lambda folder: str(folder / "nope.yaml")),
+        Case("symlink-loop", _symlink_loop),
+        Case("dangling-symlink", _dangling),
+        Case("directory-with-loop", _dir_with_loop, VALIDATING),  # the one readable claim has an invalid name
+        Case("fifo-without-writer", _fifo),
+        Case("dev-zero", lambda folder: "/dev/zero"),
+        Case("directory-as-device", lambda folder: str(folder)),
+    ]
+
+
+def _sparse(folder: Path) -> str:
+    p = folder / "big.yaml"
+    with open(p, "wb") as fh:
+        fh.truncate(100 * 1000 * 1000)
+    return str(p)
+
+
+def _symlink_loop(folder: Path) -> str:
+    a, b = folder / "a.yaml", folder / "b.yaml"
+    os.symlink(b, a)
+    os.symlink(a, b)
+    return str(a)
+
+
+def _dangling(folder: Path) -> str:
+    p = folder / "dangling.yaml"
+    os.symlink(folder / "gone.yaml", p)
+    return str(p)
+
+
+def _dir_with_loop(folder: Path) -> str:
+    d = folder / "manifests"
+    d.mkdir()
+    (d / "claim.yaml").write_text(yaml.safe_dump(_with(CLAIM, ("spec", "devices", "requests", 0, "name"), "BAD")))
+    os.symlink(d, d / "again")
+    os.symlink(d / "x.yaml", d / "y.yaml")
+    os.symlink(d / "y.yaml", d / "x.yaml")
+    os.mkfifo(d / "pipe.yaml")
+    return str(d)
+
+
+def _fifo(folder: Path) -> str:
+    p = folder / "pipe.yaml"
+    os.mkfifo(p)
+    return str(p)
+
+
+def all_cases() -> list[Case]:
+    return [*stream_cases(), *semantic_cases(), *SCENARIO_CASES, *wrong_type_cases()]

@@ -1,0 +1,142 @@
+"""Every command that reads input, on every hostile input: a one-line refusal, never a traceback.
+
+In-process runs (the real error mapping of ``run_guarded``) cover the corpus; real subprocesses
+with a timeout and an address-space cap cover what only a process shows: hangs (FIFOs, endless
+pipes, ``/dev/zero``), closed stdin and memory (alias bombs).  Wrong types at every position
+go through the same strict decoding in every command, so each of those cases runs through
+three commands, rotating, so that every command sees a share of them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.corpus import BASE, SCENARIO_CASES, Case, semantic_cases, stream_cases, wrong_type_cases
+from tests.hostile.harness import (
+    DOCUMENTED_EXITS,
+    VERBS,
+    Result,
+    check_refused,
+    run_in_process,
+    run_subprocess,
+)
+
+VERB_NAMES = list(VERBS)
+
+
+def _answers(case: Case, folder: Path, verbs: list[str]) -> list[str]:
+    path = case.make(folder)
+    names = (os.path.basename(path), path)
+    wrong: list[str] = []
+    size = os.path.getsize(path) if os.path.isfile(path) else 0
+    for verb in verbs:
+        result = run_in_process(VERBS[verb](path))
+        must_refuse = case.refused_by is None or verb in case.refused_by
+        if must_refuse:
+            wrong += check_refused(result, names, verb, input_size=size)
+        elif result.crash or result.code not in {0, *DOCUMENTED_EXITS}:
+            wrong.append(f"{verb}: exit {result.code}\n{result.crash[-2000:]}")
+    return wrong
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in
+                                  [*stream_cases(), *semantic_cases(), *SCENARIO_CASES]])
+def test_every_command_answers(case: Case, tmp_path: Path) -> None:
+    assert _answers(case, tmp_path, VERB_NAMES) == []
+
+
+TYPE_CASES = wrong_type_cases()
+
+
+@pytest.mark.parametrize("i", [pytest.param(i, id=c.id) for i, c in enumerate(TYPE_CASES)])
+def test_wrong_types_at_every_position(i: int, tmp_path: Path) -> None:
+    verbs = [VERB_NAMES[(3 * i + k) % len(VERB_NAMES)] for k in range(3)]
+    assert _answers(TYPE_CASES[i], tmp_path, verbs) == []
+
+
+def test_type_cases_reach_every_position_and_command() -> None:
+    assert len(TYPE_CASES) > 60
+    seen = {VERB_NAMES[(3 * i + k) % len(VERB_NAMES)] for i in range(len(TYPE_CASES)) for k in range(3)}
+    assert seen == set(VERB_NAMES)
+
+
+# --------------------------------------------------------------------------- real processes
+
+
+def _valid_bundle(folder: Path) -> str:
+    import yaml
+
+    p = folder / "ok.yaml"
+    p.write_text(yaml.safe_dump_all(BASE))
+    return str(p)
+
+
+def _endless_writer(path: Path) -> threading.Thread:
+    def write() -> None:
+        try:
+            with open(path, "wb") as fh:
+                chunk = b"a: b\n" * 10000
+                while True:
+                    fh.write(chunk)
+        except (BrokenPipeError, OSError):
+            pass
+
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("verb", ["validate", "cel-eval-device"])
+def test_endless_fifo_is_cut_at_the_byte_cap(verb: str, tmp_path: Path) -> None:
+    fifo = tmp_path / "endless.yaml"
+    os.mkfifo(fifo)
+    _endless_writer(fifo)
+    r = run_subprocess(VERBS[verb](str(fifo)), timeout=60)
+    assert check_refused(r, ("endless.yaml",), verb) == []
+    assert "larger than the 64 MiB limit" in r.text
+
+
+@pytest.mark.parametrize("verb", ["explain", "lint"])
+def test_endless_stdin_is_cut_at_the_byte_cap(verb: str) -> None:
+    yes = subprocess.Popen(["yes", "a: b"], stdout=subprocess.PIPE)
+    try:
+        r = run_subprocess(VERBS[verb]("-"), stdin=yes.stdout, timeout=60)
+    finally:
+        yes.kill()
+        yes.wait()
+    assert check_refused(r, ("-:",), verb) == []
+
+
+@pytest.mark.parametrize("verb", ["allocate", "profile-eligible"])
+def test_closed_stdin_is_an_error_not_a_hang(verb: str) -> None:
+    r = run_subprocess(VERBS[verb]("-"), close_stdin=True, timeout=30)
+    assert check_refused(r, ("-:",), verb) == []
+
+
+@pytest.mark.parametrize(("source", "verb"), [("/dev/zero", "simulate"), ("/dev/urandom", "match")])
+def test_endless_devices(source: str, verb: str) -> None:
+    r = run_subprocess(VERBS[verb](source), timeout=60)
+    assert check_refused(r, (source,), verb) == []
+
+
+@pytest.mark.parametrize(("case", "verb"), [("alias-bomb-sequences", "validate"), ("alias-bomb-mappings", "trial"),
+                                           ("fifo-without-writer", "profile-compile")])
+def test_bounded_in_a_real_process(case: str, verb: str, tmp_path: Path) -> None:
+    """Alias bombs and a FIFO nobody writes to, under a 1.5 GiB address-space cap and a timeout."""
+    c = next(x for x in stream_cases() if x.id == case)
+    path = c.make(tmp_path)
+    r = run_subprocess(VERBS[verb](path), timeout=60, memory_mib=1536)
+    assert check_refused(r, (os.path.basename(path),), verb) == []
+
+
+def test_a_valid_bundle_still_works_through_the_harness(tmp_path: Path) -> None:
+    """The harness can tell success from refusal (or every check above could pass vacuously)."""
+    path = _valid_bundle(tmp_path)
+    r: Result = run_in_process(VERBS["validate"](path))
+    assert (r.code, r.crash) == (0, ""), r.text
+    assert "object(s) valid" in r.out
