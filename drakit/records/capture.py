@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from drakit.inventory.devices import inventory_devices, product_label
+from drakit.drivers.identity import product_of
+from drakit.inventory.devices import inventory_devices
 from drakit.quantity import Quantity
 from drakit.records.run import RunDevice
 
@@ -68,7 +69,7 @@ def capture_devices(allocation: Mapping[str, Any], slices: Iterable[Mapping[str,
         rows.append(
             RunDevice(
                 **base,
-                product=product_label(driver, found.device),
+                product=product_of(driver, found.device),
                 uuid=_text(_attr(driver, attributes, "uuid")),
                 memory_bytes=_memory_bytes(found.device.get("capacity") or {}),
                 driver_version=_text(_attr(driver, attributes, "driverVersion")),
