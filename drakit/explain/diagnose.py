@@ -688,25 +688,21 @@ def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int
     total, _ = _nodes(ctx.inp)
     ctx.nodes = NodeSummary(len(total), 0, MappingProxyType(dict(sorted(excluded.items()))), False)
     parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
-    if all(any(x.unresolvable for x in lacks) for _, lacks in short):
-        worst = max((x for _, lacks in short for x in lacks if x.unresolvable), key=lambda x: x.requested - x.capacity)
-        res = worst.resource
+    hopeful = [lacks for _, lacks in short if not any(x.unresolvable for x in lacks)]
+    if not hopeful:
+        res = next(x for x in short[0][1] if x.unresolvable).resource
         biggest = max(node_allocatable(n).get(res, 0) for n, _ in short)
-        hint = (f"requests {show_amount(res, worst.requested)} {res}; largest node allocatable "
+        hint = (f"requests {show_amount(res, want.get(res, 1))} {res}; largest node allocatable "
                 f"{show_amount(res, biggest)}: lower the pod's requests or add larger nodes")
         verdict, owner = Verdict.NEVER, Owner.APPLICATION
     else:
-        best = min(
-            (x for _, lacks in short for x in lacks if not x.unresolvable),
-            key=lambda x: x.requested - (x.capacity - x.used),
-        )
-        res = best.resource
+        res = hopeful[0][0].resource
+        best = max((x for lacks in hopeful for x in lacks if x.resource == res), key=lambda x: x.capacity - x.used)
         if res == PODS:
             hint = f"every usable node is at its pod limit ({best.capacity}); wait for bound pods to finish"
         else:
-            free = best.capacity - best.used
             hint = (f"requests {show_amount(res, best.requested)} {res}; most free on a usable node "
-                    f"{show_amount(res, free)} of {show_amount(res, best.capacity)} allocatable: "
+                    f"{show_amount(res, best.capacity - best.used)} of {show_amount(res, best.capacity)} allocatable: "
                     "wait for bound pods to finish or lower the pod's requests")
         verdict, owner = Verdict.WAITING, Owner.PLATFORM
     ctx.add(
