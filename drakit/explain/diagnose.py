@@ -648,9 +648,9 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
             code = (
                 ExplainCode.NODE_SELECTOR_MISMATCH
                 if any("affinity" in w for w in excluded)
-                else ExplainCode.NODE_TAINTED
-                if any("taint" in w or "unschedulable" in w for w in excluded)
                 else ExplainCode.NODE_INSUFFICIENT_RESOURCES
+                if all(w.startswith(("Insufficient ", "Too many pods")) for w in excluded)
+                else ExplainCode.NODE_TAINTED
             )
             ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded),
                     taints=sorted(taints))

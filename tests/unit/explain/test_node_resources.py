@@ -135,3 +135,19 @@ def test_fit_matches_the_arithmetic(milli: list[int], alloc: int, used: int) -> 
     lacks = node_resource_fit(want, {"cpu": alloc, "pods": 110}, {"cpu": used, "pods": 1})
     assert bool(lacks) == (sum(milli) > 0 and sum(milli) > alloc - used)
     assert all(x.reason == "Insufficient cpu" and x.unresolvable == (sum(milli) > alloc) for x in lacks)
+
+
+def test_a_pod_naming_its_node_does_not_crowd_itself_out() -> None:
+    """A pod with ``nodeName`` is already in that node's total; it must not count twice against itself."""
+    objects = m.cluster() + m.pending("train", ONE_GPU, nodeName="h100-quad", **_resources(cpu="60"))
+    d = diagnose(ClusterSnapshot.from_objects(objects), "pod", "train", m.NS)
+    assert "NodeInsufficientResources" not in d.codes, d.codes
+
+
+def test_some_nodes_full_is_a_finding_not_a_blocker() -> None:
+    hogs = [h for h in _all_nodes_hogged("40") if h["spec"]["nodeName"] != "h100-quad"]
+    objects = m.cluster() + hogs + m.pending("train", ONE_GPU, **_resources(cpu="64"))
+    d = diagnose(ClusterSnapshot.from_objects(objects), "pod", "train", m.NS)
+    assert (d.verdict.value, d.code.value, d.placement) == ("ok", "Fits", "h100-quad")
+    assert d.nodes is not None and dict(d.nodes.excluded) == {"Insufficient cpu": 4}
+    assert "NodeInsufficientResources" in d.codes
