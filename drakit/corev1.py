@@ -30,7 +30,9 @@ from drakit.model.names import label_value, qualified_name
 from drakit.quantity import Quantity, QuantityError
 
 __all__ = [
+    "CPU",
     "DEVICE_TAINT_EFFECTS",
+    "MEMORY",
     "PODS",
     "Amounts",
     "Insufficient",
