@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
-from drakit.corev1 import cpu_millis, memory_bytes
+from drakit.corev1 import CPU, MEMORY, memory_bytes, pod_requests
 from drakit.drivers.identity import product_of
 from drakit.features import Features
 from drakit.inventory import templates
@@ -414,13 +414,8 @@ class Run:
         spec = obj.get("spec") or {}
         meta = obj.get("metadata") or {}
         annotations = meta.get("annotations") or {}
-        cpu = mem = 0
-        for c in spec.get("containers") or []:
-            req = (c.get("resources") or {}).get("requests") or {}
-            if "cpu" in req:
-                cpu += cpu_millis(req["cpu"])
-            if "memory" in req:
-                mem += memory_bytes(req["memory"])
+        requests = pod_requests(obj)
+        cpu, mem = requests.get(CPU, 0), requests.get(MEMORY, 0)
         claims = tuple(
             PodClaim(rc.get("name", ""), rc.get("resourceClaimTemplateName"), rc.get("resourceClaimName"))
             for rc in spec.get("resourceClaims") or []
