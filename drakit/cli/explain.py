@@ -94,6 +94,7 @@ def render_pending_text(report: PendingReport, *, wide: bool = False) -> str:
         f"({report.diagnosed} distinct shape(s) diagnosed)"
     ]
     labels = {p.pod: p.labels for p in report.pods}
+    origins = {p.pod: p.origin for p in report.pods}
     for g in report.groups:
         d = g.diagnosis
         lines.append("")
@@ -105,7 +106,8 @@ def render_pending_text(report: PendingReport, *, wide: bool = False) -> str:
             extra = ""
             if wide and labels[pod]:
                 extra = "  " + ",".join(f"{k}={v}" for k, v in sorted(labels[pod].items()))
-            lines.append(f"  - {pod}{extra}")
+            origin = f" ({origins[pod]})" if origins[pod] else ""
+            lines.append(f"  - {pod}{origin}{extra}")
     return "\n".join(lines)
 
 

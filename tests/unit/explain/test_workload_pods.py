@@ -182,8 +182,11 @@ def test_all_pending_lists_the_template_pod(folder: Path) -> None:
     result = CliRunner().invoke(app, ["explain", "pods", "--all-pending", "-A", "-f", str(folder), "-o", "json"])
     d = json.loads(result.stdout)
     # the Deployment's and CronJob's pods request no devices: not listed
-    assert [p["pod"] for p in d["pods"]] == ["ml/train-0"]
+    assert [(p["pod"], p["origin"]) for p in d["pods"]] == [("ml/train-0", "pod template of Job ml/train")]
     assert d["groups"][0]["verdict"] == "waiting"
+    text = CliRunner().invoke(app, ["explain", "pods", "--all-pending", "-n", "ml", "-f", str(folder)]).stdout
+    assert "WAITING (DevicesInUse): 1 pod(s)" in text
+    assert "  - ml/train-0 (pod template of Job ml/train)" in text
 
 
 @pytest.mark.parametrize(
