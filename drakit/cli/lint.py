@@ -8,13 +8,14 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
-from drakit.cli.door import refuse_invalid_documents
+from drakit.cli.door import refuse_invalid
 from drakit.errors import InvalidInput
 from drakit.features import NEWEST_VERSION, Features
-from drakit.model.load import Document
+from drakit.model.load import Bundle
 
 
-def _documents(paths: list[str]) -> list[Any]:
+def _documents(paths: list[str]) -> tuple[list[Any], Bundle]:
+    """The parsed documents (lint reads profiles and workloads too) and the strictly decoded bundle."""
     from drakit.model.codec import Problem
     from drakit.model.load import decode_documents, source_problem
     from drakit.profiles.source import ParseError, parse_documents
@@ -34,10 +35,10 @@ def _documents(paths: list[str]) -> list[Any]:
     # Findings presume objects that decode: what strict decoding refuses is refused here too.
     manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)]
     problems: list[Problem] = []
-    _, typed = decode_documents(split_lists(manifests, problems))
+    bundle, typed = decode_documents(split_lists(manifests, problems))
     if typed or problems:
         raise InvalidInput([*(source_problem(p) for p in problems), *typed])
-    return docs
+    return docs, bundle
 
 
 def _is_profile(value: Any) -> bool:
@@ -61,12 +62,10 @@ def register(app: typer.Typer) -> None:
         from drakit.profiles.loader import example_texts
 
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        docs = _documents(filename)
-        # Validation at the door: lint answers on objects the API server would accept.
-        refuse_invalid_documents(
-            (Document(d.file, d.index, d.lines.get((), None), d.value) for d in docs if isinstance(d.value, dict)),
-            features,
-        )
+        docs, bundle = _documents(filename)
+        # Validation at the door: lint answers on objects the API server would accept (converted
+        # v1beta1 objects and workloads' pod templates included, as every other verb checks them).
+        refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
         # Profiles among the inputs: the classes they compile to count as used.
         profile_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
         classes: list[str] = []

@@ -25,7 +25,7 @@ import difflib
 import functools
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, TypeVar
 
@@ -63,6 +63,7 @@ from drakit.explain.funnel import (
 from drakit.features import Features
 from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, key_of, name_of, namespace_of
+from drakit.model.workloads import WORKLOAD_KINDS
 from drakit.outcomes import Code, ExplainCode, Owner, Reason, ReasonCode, Stage, Verdict, verdict_of
 
 _T = TypeVar("_T")
@@ -246,8 +247,18 @@ def diagnose(
     return _diagnose(ctx, kind, name, namespace)
 
 
+WORKLOAD_KINDS_LOWER = {k.lower(): k for k in WORKLOAD_KINDS}
+"""``job`` -> ``Job``: the workload kinds explain resolves to their template's pod."""
+
+
 def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
     inp = ctx.inp
+    workload = WORKLOAD_KINDS_LOWER.get(kind.lower())
+    if workload is not None:  # a workload answers for the pod its template makes
+        pod = inp.workload_pod(workload, name, namespace)
+        if pod is None:
+            raise NotFound(f"{kind.lower()} {quote(namespace + '/' + name)} not found in the input")
+        kind, name = "pod", name_of(pod)
     if kind == "pod":
         pod = inp.find_pod(name, namespace)
         if pod is None:
@@ -255,6 +266,9 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         ctx.scheduler = _scheduler_message(pod)
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
+        origin = inp.origins.get(f"{namespace}/{name}")
+        if origin:
+            return replace(_conclude(ctx, target), origin=f"pod template of {origin}")
     elif kind in ("claim", "resourceclaim"):
         claim = inp.find_claim(name, namespace)
         if claim is None:
@@ -262,7 +276,7 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         _diagnose_claim(ctx, claim)
         target = f"claim/{namespace}/{name}"
     else:
-        raise InvalidArgument(f"cannot explain a {quote(kind)}: only pods and resource claims are explained")
+        raise InvalidArgument(f"cannot explain a {quote(kind)}: only pods, resource claims and workloads (job/NAME, deployment/NAME...) are explained")
     return _conclude(ctx, target)
 
 
