@@ -217,3 +217,14 @@ def test_profile_apply_to_takes_f(tmp_path: Path, how: str, code: int, message: 
 )
 def test_kube_name(kind: str, api_version: str, want: str) -> None:
     assert kube_name(kind, api_version, "x") == want
+
+
+@pytest.mark.parametrize(
+    "verb",
+    [pytest.param(["trial"], id="trial"), pytest.param(["validate", "-f", CLUSTER], id="validate"),
+     pytest.param(["match", "-f", CLUSTER, "-s", "true"], id="match")],
+)
+def test_feature_gates_are_shared(verb: list[str]) -> None:
+    r = run(*verb, "--feature-gates", "Nope=true")
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [r.stderr.strip()] and 'unknown feature gate "Nope"' in r.stderr
