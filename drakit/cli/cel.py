@@ -156,7 +156,7 @@ def eval_cmd(
     expression: Annotated[str, typer.Argument(metavar="EXPRESSION", help="CEL expression.")],
     device: Annotated[
         Path | None,
-        typer.Option("--device", metavar="FILE", help="v1 Device (YAML/JSON) plus optional 'driver'; '-' for stdin"),
+        typer.Option("-f", "--device", metavar="FILE", help="v1 Device (YAML/JSON) plus optional 'driver'; '-' for stdin."),
     ] = None,
     environment: EnvOpt = "stored",
     feature_gates: GatesOpt = None,

@@ -10,8 +10,17 @@ import typer
 import yaml
 
 from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, emit
-from drakit.cli.options import Files, Format, kube_name, output_option
+from drakit.cli.options import (
+    FeatureGates,
+    Files,
+    Format,
+    KubernetesVersion,
+    features,
+    kube_name,
+    output_option,
+)
 from drakit.errors import InvalidInput, UsageError
+from drakit.features import NEWEST_VERSION
 
 profile_app = typer.Typer(help="Capability profiles: compile, merge into workloads, check eligibility.",
                           no_args_is_help=True)
@@ -129,17 +138,18 @@ def eligible_cmd(
     output: Annotated[
         str, output_option(Format.text, Format.json, Format.yaml, note="A report per profile, not objects: no wide or name.")
     ] = Format.text,
+    kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+    feature_gates: FeatureGates = None,
 ) -> None:
     """Per profile: qualifying devices by product and node, excluded devices with the reason.
 
     No -n, -A or -l: devices live in cluster-scoped ResourceSlices.
     """
     from drakit.cli.door import open_snapshot
-    from drakit.features import Features
     from drakit.profiles.eligibility import eligibility
 
     compiled = _compiled(profiles, driver, None)
-    snapshot = open_snapshot(filename, Features.for_version())
+    snapshot = open_snapshot(filename, features(kubernetes_version, feature_gates))
     results = [eligibility(cp, snapshot.slices) for cp in compiled]
     if output == Format.text:
         print("\n\n".join(r.render_text() for r in results))

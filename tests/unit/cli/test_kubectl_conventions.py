@@ -222,9 +222,18 @@ def test_kube_name(kind: str, api_version: str, want: str) -> None:
 @pytest.mark.parametrize(
     "verb",
     [pytest.param(["trial"], id="trial"), pytest.param(["validate", "-f", CLUSTER], id="validate"),
-     pytest.param(["match", "-f", CLUSTER, "-s", "true"], id="match")],
+     pytest.param(["match", "-f", CLUSTER, "-s", "true"], id="match"),
+     pytest.param(["profile", "eligible", "training-48g", "-f", CLUSTER], id="profile-eligible")],
 )
 def test_feature_gates_are_shared(verb: list[str]) -> None:
     r = run(*verb, "--feature-gates", "Nope=true")
     assert r.exit_code == 2
     assert r.stderr.strip().splitlines() == [r.stderr.strip()] and 'unknown feature gate "Nope"' in r.stderr
+
+
+def test_cel_eval_takes_the_device_with_f(tmp_path: Path) -> None:
+    dev = tmp_path / "device.yaml"
+    dev.write_text("driver: gpu.nvidia.com\nname: gpu-0\nattributes: {productName: {string: H100}}\n", encoding="utf-8")
+    r = run("cel", "eval", "-f", str(dev), "device.attributes['gpu.nvidia.com'].productName == 'H100'")
+    assert r.exit_code == 0, r.stderr
+    assert '"value": true' in r.stdout
