@@ -11,7 +11,7 @@ import typer
 from rich.progress import Progress
 
 from drakit.cli.console import emit, stdout
-from drakit.cli.options import Format, output_option
+from drakit.cli.options import Format, kube_name, output_option
 from drakit.errors import InvalidArgument, UsageError
 from drakit.sim.scenario import Scenario
 
@@ -36,7 +36,11 @@ def simulate(
         str | None,
         typer.Option("--add-nodes", metavar="NODES", help="What-if: add nodes, e.g. 4xh200-8x or 2xh100-8x@root4-numa2, or a file of Node and ResourceSlice manifests."),
     ] = None,
-    output: Annotated[str, output_option(Format.text, Format.json, Format.yaml, note="A report, not objects: no wide or name.")] = Format.text,
+    output: Annotated[
+        str,
+        output_option(Format.text, Format.json, Format.yaml, Format.name,
+                      note="name lists the objects --snapshot-at writes; no wide: the report has no columns."),
+    ] = Format.text,
     chart: Annotated[Path | None, typer.Option("--chart", metavar="FILE", help="Write utilisation per class and product and queue depth to a .png or .html file.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     snapshot_at: Annotated[
@@ -59,6 +63,8 @@ def simulate(
         raise UsageError("missing the scenario file: drakit simulate SCENARIO (or -f SCENARIO)")
     if compare is not None and add_nodes is not None:
         raise UsageError("--compare and --add-nodes are alternatives: give one of them")
+    if output == Format.name and snapshot_at is None:
+        raise UsageError("-o name lists the objects of --snapshot-at; a simulation report has no kind/name")
     base = load_scenario(scenario)
     if snapshot_at is not None:
         if compare is not None or add_nodes is not None or chart is not None:
@@ -141,7 +147,12 @@ def _write_snapshot(scenario: Scenario, seed: int | None, at: float | None, outp
     from drakit.sim.snapshot import simulate_snapshot
 
     _, snapshot = simulate_snapshot(scenario, seed, at)
-    emit(snapshot.to_list(), Format.json if output == Format.json else Format.yaml)
+    bundle = snapshot.to_list()
+    if output == Format.name:
+        for o in bundle["items"]:
+            typer.echo(kube_name(str(o.get("kind", "")), str(o.get("apiVersion", "")), str((o.get("metadata") or {}).get("name", ""))))
+        return
+    emit(bundle, Format.json if output == Format.json else Format.yaml)
 
 
 def register(app: typer.Typer) -> None:

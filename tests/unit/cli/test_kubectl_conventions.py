@@ -237,3 +237,21 @@ def test_cel_eval_takes_the_device_with_f(tmp_path: Path) -> None:
     r = run("cel", "eval", "-f", str(dev), "device.attributes['gpu.nvidia.com'].productName == 'H100'")
     assert r.exit_code == 0, r.stderr
     assert '"value": true' in r.stdout
+
+
+MIXED = str(Path(__file__).parents[3] / "drakit" / "sim" / "examples" / "mixed.yaml")
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "want"),
+    [
+        pytest.param(["--snapshot-at", "0"], 0, "resourceslice.resource.k8s.io/l4-0-gpu.nvidia.com", id="snapshot"),
+        pytest.param([], 2, "-o name lists the objects of --snapshot-at", id="report"),
+    ],
+)
+def test_simulate_name(extra: list[str], code: int, want: str) -> None:
+    r = run("simulate", MIXED, *extra, "-o", "name", "-q")
+    assert r.exit_code == code, r.stderr
+    assert want in (r.stdout if code == 0 else r.stderr)
+    if code == 0:
+        assert all(re.fullmatch(r"[a-z]+(\.[a-z0-9.]+)?/\S+", line) for line in r.stdout.splitlines())
