@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
 from drakit.cli.door import refuse_invalid
+from drakit.cli.options import FeatureGates, Files, Format, KubernetesVersion, output_option
 from drakit.errors import InvalidInput
 from drakit.features import NEWEST_VERSION, Features
 from drakit.model.load import Bundle
@@ -48,15 +49,19 @@ def _is_profile(value: Any) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command("lint")
     def lint_cmd(
-        filename: Annotated[list[str], typer.Option("-f", "--filename", help="Files, directories or -; repeatable.")],
-        output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+        filename: Files,
+        output: Annotated[
+            str, output_option(Format.text, Format.json, Format.yaml, note="Findings are not objects: no wide or name.")
+        ] = Format.text,
         strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
-        kubernetes_version: Annotated[
-            str, typer.Option("--kubernetes-version", help="Release whose feature defaults apply.")
-        ] = NEWEST_VERSION,
-        feature_gates: Annotated[str | None, typer.Option("--feature-gates", help="Name=true,Other=false")] = None,
+        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        feature_gates: FeatureGates = None,
     ) -> None:
-        """Find costly mistakes the API server accepts; every finding has a fix hint."""
+        """Find costly mistakes the API server accepts; every finding has a fix hint.
+
+        No -n, -A or -l: findings such as double allocation and unused classes are about the
+        whole input, so a namespace or label subset would report mistakes that are not there.
+        """
         from drakit.profiles import compile_profile, drivers_for, parse_profiles
         from drakit.profiles.lint import lint_documents
         from drakit.profiles.loader import example_texts
@@ -80,7 +85,7 @@ def register(app: typer.Typer) -> None:
                 except Exception:  # a profile that cannot compile is reported by `profile compile`
                     continue
         findings = lint_documents([d for d in docs if d not in profile_docs], profile_classes=classes)
-        if output == Output.text:
+        if output == Format.text:
             for f in findings:
                 print(f.line())
             errors = sum(1 for f in findings if f.severity == "error")
