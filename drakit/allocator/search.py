@@ -31,6 +31,7 @@ from drakit.clock import SYSTEM_CLOCK, Clock, IdSource, RandomIds
 from drakit.corev1 import DEVICE_TAINT_EFFECTS, tolerates_device_taint
 from drakit.errors import AllocationError
 from drakit.features import Features
+from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey
 from drakit.outcomes import ReasonCode
 from drakit.quantity import Format, Quantity
@@ -309,7 +310,7 @@ class _Run:
         cls = self.inv.device_class(class_name)
         if cls is None:
             raise AllocationError(
-                f'claim {label}, request {rname}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io "{class_name}" not found'
+                f'claim {label}, request {rname}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io {quote(class_name)} not found'
             )
         class_exprs = []
         for sel in (cls.get("spec") or {}).get("selectors") or []:
