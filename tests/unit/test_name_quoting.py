@@ -18,8 +18,10 @@ from drakit.explain.diagnose import diagnose
 from drakit.features import Features
 from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot
+from drakit.inventory.templates import parse_template
 from drakit.model import parse_object
 from drakit.model.validate import validate_object
+from drakit.profiles.units import normalize_version
 
 NAMES = [
     pytest.param("gpu\x1b[31mred", id="ansi-colour"),
@@ -80,6 +82,20 @@ def _invalid_name(name: str) -> tuple[list[str], str]:
     return [e.body() for e in errors], f"Invalid value: {quote(name)}"
 
 
+def _raised(call: Any, arg: str) -> list[str]:
+    with pytest.raises(ValueError) as info:
+        call(arg)
+    return [str(info.value)]
+
+
+def _bad_template(name: str) -> tuple[list[str], str]:
+    return _raised(parse_template, name), f"node template {quote(name)}"
+
+
+def _bad_version(name: str) -> tuple[list[str], str]:
+    return _raised(normalize_version, name), f"version {quote(name)}"
+
+
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize(
     ("probe", "verbatim_s"),
@@ -88,6 +104,8 @@ def _invalid_name(name: str) -> tuple[list[str], str]:
         pytest.param(_missing_template, False, id="explain-template-missing"),
         pytest.param(_missing_class, True, id="allocate-class-missing"),
         pytest.param(_invalid_name, False, id="validate-name"),
+        pytest.param(_bad_template, False, id="inventory-node-template"),
+        pytest.param(_bad_version, False, id="profile-driver-version"),
     ],
 )
 def test_names_are_go_quoted(probe: Any, verbatim_s: bool, name: str) -> None:
