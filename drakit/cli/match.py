@@ -19,6 +19,7 @@ from drakit.cli.options import FeatureGates, Files, Format, KubernetesVersion, f
 from drakit.drivers.identity import product_of
 from drakit.errors import SelectorError, UsageError
 from drakit.features import NEWEST_VERSION, Features
+from drakit.gostr import quote
 from drakit.inventory.devices import InventoryDevice, inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.selectors import compile_selector, device_view
@@ -40,7 +41,7 @@ def match_devices(
     if class_name:
         device_class = snapshot.find_class(class_name)
         if device_class is None:
-            raise UsageError(f'device class "{class_name}" is not in the input')
+            raise UsageError(f"device class {quote(class_name)} is not in the input")
         for i, sel in enumerate((device_class.get("spec") or {}).get("selectors") or []):
             expressions.append((f"class {class_name}: selector #{i}", (sel.get("cel") or {}).get("expression", "")))
     expressions += [(f"-s/--cel #{i}", e) for i, e in enumerate(selectors)]

@@ -358,7 +358,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
             if claim is None:
                 ctx.add(
                     ExplainCode.CLAIM_MISSING,
-                    f'pod claim {pc_name}: ResourceClaim "{ns}/{cname}" does not exist',
+                    f"pod claim {pc_name}: ResourceClaim {quote(ns + '/' + cname)} does not exist",
                     Stage.CLAIMS, Verdict.WAITING, Owner.APPLICATION,
                     hint=f"create ResourceClaim {cname} in namespace {ns}, or fix resourceClaimName",
                     claim=f"{ns}/{cname}",
@@ -377,7 +377,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
                 if claim is None:
                     ctx.add(
                         ExplainCode.CLAIM_MISSING,
-                        f'pod claim {pc_name}: generated ResourceClaim "{ns}/{generated}" does not exist',
+                        f"pod claim {pc_name}: generated ResourceClaim {quote(f'{ns}/{generated}')} does not exist",
                         Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
                         hint="the claim controller recreates it; check kube-controller-manager logs",
                         claim=f"{ns}/{generated}",
@@ -414,7 +414,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
                 close = difflib.get_close_matches(tname, known, n=1)
                 ctx.add(
                     ExplainCode.TEMPLATE_MISSING,
-                    f'pod claim {pc_name}: ResourceClaimTemplate "{ns}/{tname}" does not exist',
+                    f"pod claim {pc_name}: ResourceClaimTemplate {quote(ns + '/' + tname)} does not exist",
                     Stage.CLAIMS, Verdict.BROKEN, Owner.APPLICATION,
                     hint=(f"did you mean {close[0]}? " if close else "")
                     + f"create ResourceClaimTemplate {tname} in namespace {ns}",
@@ -447,7 +447,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
         if c.obj is not None and (c.obj.get("metadata") or {}).get("deletionTimestamp"):
             ctx.add(
                 ExplainCode.CLAIM_BEING_DELETED,
-                f'resourceclaim "{c.key}" is being deleted',
+                f"resourceclaim {quote(c.key)} is being deleted",
                 Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
                 hint="wait for the deletion to finish; a generated claim is then recreated",
                 claim=c.key,
@@ -791,7 +791,7 @@ def _reserved_for(claim: Obj | None, pod: Obj) -> bool:
 def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
     c = _Claim("", key_of(claim), claim)
     if (claim.get("metadata") or {}).get("deletionTimestamp"):
-        ctx.add(ExplainCode.CLAIM_BEING_DELETED, f'resourceclaim "{c.key}" is being deleted',
+        ctx.add(ExplainCode.CLAIM_BEING_DELETED, f"resourceclaim {quote(c.key)} is being deleted",
                 Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM, claim=c.key,
                 hint="wait for the deletion to finish")
         return
@@ -1360,7 +1360,7 @@ def _run_allocator(
                     hint=r.hint or "wait for devices to be freed", claim=r.claim, request=r.request, device=r.device)
             return
     ctx.add(ExplainCode.NOT_ENOUGH_DEVICES, f"the allocator cannot place the claims on node {node}: {message}",
-            Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint="see the allocator trace: drakit allocate --node " + node)
+            Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint=f"see the allocator's trace for node {quote(node)}")
 
 
 def _by_name(ctx: _Ctx, usable: list[Obj]) -> dict[str, Obj]:

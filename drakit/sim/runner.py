@@ -30,6 +30,7 @@ from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
 from drakit.corev1 import CPU, MEMORY, memory_bytes, pod_requests
 from drakit.drivers.identity import product_of
 from drakit.features import Features
+from drakit.gostr import quote
 from drakit.inventory import templates
 from drakit.inventory.snapshot import key_of, name_of, namespace_of
 from drakit.sim.allocation import Allocator, DrakitAllocator
@@ -371,8 +372,8 @@ class Run:
                     "Warning",
                     "FailedResourceClaimCreation",
                     pod,
-                    f'PodResourceClaim {pc.name}: resource claim template "{pc.template}": '
-                    f'resourceclaimtemplate.resource.k8s.io "{pc.template}" not found',
+                    f"PodResourceClaim {pc.name}: resource claim template {quote(pc.template)}: "
+                    f"resourceclaimtemplate.resource.k8s.io {quote(pc.template)} not found",
                 )
                 created.clear()
                 break
