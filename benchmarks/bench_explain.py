@@ -97,7 +97,7 @@ def _pod(name: str, claim: str) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
-        "spec": {"containers": [{"name": "main"}], "resourceClaims": [{"name": "gpus", "resourceClaimName": claim}]},
+        "spec": {"containers": [{"name": "main", "image": "trainer"}], "resourceClaims": [{"name": "gpus", "resourceClaimName": claim}]},
     }
 
 

@@ -56,10 +56,10 @@ OMIT = _Omitted()
 
 
 def _render_value(value: Any) -> str:
-    # Mirrors field.Error.ErrorBody: strings are quoted, scalars printed plainly,
-    # anything structured as JSON.
+    # Mirrors field.Error.ErrorBody: strings with %q, scalars printed plainly, anything
+    # structured as JSON.  (json.dumps would write ESC as \u001b and é as \u00e9.)
     if isinstance(value, str):
-        return json.dumps(value)
+        return quote(value)
     if value is None:
         return "null"
     if isinstance(value, bool):

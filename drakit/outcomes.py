@@ -117,6 +117,7 @@ class ExplainCode(StrEnum):
     NODE_SELECTOR_MISMATCH = "NodeSelectorMismatch"
     NODE_TAINTED = "NodeTaintNotTolerated"
     NODE_UNSCHEDULABLE = "NodeUnschedulable"
+    NODE_INSUFFICIENT_RESOURCES = "NodeInsufficientResources"  # NodeResourcesFit: cpu, memory, pods
     NO_NODES = "NoNodes"
     # devices (the allocator's Filter, summarised per request)
     NO_MATCHING_DEVICES = "NoMatchingDevices"

@@ -6,7 +6,7 @@ Phases of :func:`allocate`:
 2. gather the node's pools (cached in the :class:`Inventory`);
 3. pre-check every claim and request in order (upstream's exact error texts), computing the
    device list of ``All`` requests and building the constraint objects;
-4. depth-first search with backtracking (:meth:`_Run.one`), first solution wins;
+4. depth-first search with backtracking (:meth:`_Run.allocate_one`), first solution wins;
 5. build one v1 AllocationResult per claim (results, config, node selector).
 
 Hand-written because nothing outside kube-scheduler implements these semantics; see the package
@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from drakit.allocator import cel, nodeselector
 from drakit.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
@@ -30,6 +31,7 @@ from drakit.clock import SYSTEM_CLOCK, Clock, IdSource, RandomIds
 from drakit.corev1 import DEVICE_TAINT_EFFECTS, tolerates_device_taint
 from drakit.errors import AllocationError
 from drakit.features import Features
+from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey
 from drakit.outcomes import ReasonCode
 from drakit.quantity import Format, Quantity
@@ -67,6 +69,22 @@ class AllocationOutcome:
 
 class _MaxSizeExceeded(Exception):
     """Upstream's errAllocationResultMaxSizeExceeded: prune, try the next subrequest."""
+
+
+class _Pos(NamedTuple):
+    """Where the search stands: upstream's deviceIndices plus what it passes alongside."""
+
+    claim: int  # index into the claims to allocate
+    request: int  # index into that claim's requests
+    sub: int  # the firstAvailable subrequest being tried (0 otherwise)
+    device: int  # how many devices of the (sub)request are placed already
+    in_sub: bool  # upstream's allocateSubRequest: the subrequest loop is in the call chain
+    start: int  # first device index to try for ``device`` (after the one chosen before it)
+
+
+# ``_Pos(...)`` runs a Python-level ``__new__``; the search builds one per step, so it builds
+# them through ``tuple.__new__`` directly (a C call), which keeps the named tuple free.
+_pos: Callable[[tuple[int, int, int, int, bool, int]], _Pos] = functools.partial(tuple.__new__, _Pos)
 
 
 class _Timeout(Exception):
@@ -292,7 +310,7 @@ class _Run:
         cls = self.inv.device_class(class_name)
         if cls is None:
             raise AllocationError(
-                f'claim {label}, request {rname}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io "{class_name}" not found'
+                f'claim {label}, request {rname}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io {quote(class_name)} not found'
             )
         class_exprs = []
         for sel in (cls.get("spec") or {}).get("selectors") or []:
@@ -561,10 +579,16 @@ class _Run:
         ``amounts``: :meth:`capacity` for (req, dev) when the caller has just computed it (it
         depends on nothing this method changes before using it), else ``None``.
         """
+        # Upstream's allocateDevice checks in this order, cheapest first, and reports the
+        # first failure: in use, counters, taints, constraints, then marks the device.  A
+        # device that allows multiple allocations (DRAConsumableCapacity) is never "in use";
+        # its capacity is what runs out instead.
         ci = req.claim_index
         key = dev.key
         multi = self.f.consumable_capacity and dev.allow_multiple
         taking = self.allocating.get(key)
+        # An admin-access request may use a device others hold, but one claim must not get the
+        # same device twice; every other request needs a device nobody holds or is taking.
         if not multi and req.admin and taking and ci in taking:
             if self.trace is not None:
                 self._reject(
@@ -578,6 +602,8 @@ class _Run:
             if self.trace is not None:
                 self._reject(ReasonCode.DEVICE_IN_USE, req, dev, f"device {dev.ident} is in use")
             return None
+        # A device that consumes shared counters cannot be allocated while
+        # DRAPartitionableDevices is off: nothing would account for the counters.
         if not self.f.partitionable_devices and dev.counter_use:
             if self.trace is not None:
                 self._reject(
@@ -587,7 +613,9 @@ class _Run:
                     f"device {dev.ident} consumes shared counters, but DRAPartitionableDevices is disabled",
                 )
             return None
-        # upstream's deviceCapacityInUse: aggregated capacity, any persisted share, or this run's
+        # Shared counters: a multi-allocatable device pays its counters once, on its first
+        # share, so they are skipped when upstream's deviceCapacityInUse holds: aggregated
+        # capacity, any persisted share, or a share taken earlier in this run.
         skip_counters = multi and (
             key in self.state.aggregated or key in self.state.shared_devices or key in self.allocating_cap
         )
@@ -596,6 +624,8 @@ class _Run:
             if not self._reserve_counters(req, dev):
                 return None
             counters_reserved = True
+        # DRADeviceTaints: a NoSchedule or NoExecute taint must be tolerated by the request;
+        # a failure here releases the counters just reserved.
         if self.f.device_taints:
             for taint in dev.taints:
                 if taint.get("effect") in DEVICE_TAINT_EFFECTS and not any(
@@ -614,6 +644,10 @@ class _Run:
                     if counters_reserved:
                         self._release_counters(dev)
                     return None
+        # The claim's constraints that apply to this request (computed once per request): each
+        # is offered the device's attribute and may refuse it; on refusal the constraints
+        # already told are rolled back.  For allocationMode All (``must``) a refusal is
+        # upstream's hard error, since no other device could take this one's place.
         applicable = req.constraints
         if applicable is None:
             applicable = req.constraints = [
@@ -658,6 +692,9 @@ class _Run:
                     )
                 return None
             added.append(constraint)
+        # From here the device counts as taken: exclusive devices are marked as allocating for
+        # this claim; multi-allocatable ones get a share ID and add the consumed capacity to
+        # this run's pending total, which later capacity checks see.
         marked = False
         if not multi:
             self.allocating.setdefault(key, set()).add(ci)
@@ -685,6 +722,8 @@ class _Run:
                 for name, v in amounts.items():
                     pending[name] = quantity_sum(pending.get(name), v)
                 cap_inserted = True
+        # Record the result; ``undo`` reverses every step above in the opposite order, so a
+        # backtracking caller leaves the run exactly as it found it.
         results = self.results[ci]
         results.append(_Result(req, dev, req.admin, share_id, consumed if consumed else None))
         n_before = len(results) - 1
@@ -714,7 +753,16 @@ class _Run:
 
     # -- phase 4: the search ---------------------------------------------------------------
 
-    def one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+    def allocate_one(self, pos: _Pos) -> bool:
+        """Upstream's allocateOne: place the device at ``pos``, then recurse for the next one.
+
+        Returns whether every claim from ``pos`` on is complete (first solution wins, as
+        upstream without scoring); a ``False`` return has undone everything it placed.
+        Raises :class:`_MaxSizeExceeded` to its firstAvailable caller and :class:`_Timeout`.
+        """
+        ci, ri, si, di, in_sub, start = pos
+        # Every call is one upstream step (Stats.NumAllocateOneInvocations); the deadline plays
+        # the part of upstream's context cancellation, checked every DEADLINE_EVERY steps.
         self.steps += 1
         if (
             self.deadline is not None
@@ -722,21 +770,29 @@ class _Run:
             and self.clock.monotonic() > self.deadline
         ):
             raise _Timeout
+        # Past the last claim: a complete solution.  Upstream would compare it with the best so
+        # far if it scored; it does not, so the first one found is the answer.
         if ci >= len(self.claims):
             return True
+        # Past this claim's last request: continue with the next claim.  A result limit hit in
+        # a later claim means no alternative here can help, so it is just a failure now.
         entries = self.reqs[ci]
         if ri >= len(entries):
             try:
-                return self.one(ci + 1, 0, 0, 0, False, 0)
+                return self.allocate_one(_pos((ci + 1, 0, 0, 0, False, 0)))
             except _MaxSizeExceeded:
                 return False
+        # A firstAvailable request (a list of subrequests): try each subrequest in order, the
+        # first one that leads to a complete solution wins and is remembered for the results.
+        # A subrequest that would exceed the 32-result limit is skipped, not fatal; only when
+        # every subrequest does is the limit passed up, as upstream's allocationLimitExceeded.
         entry = entries[ri]
         if isinstance(entry, list):
             if not in_sub:
                 all_exceeded = True
                 for k in range(len(entry)):
                     try:
-                        ok = self.one(ci, ri, k, di, True, 0)
+                        ok = self.allocate_one(_pos((ci, ri, k, di, True, 0)))
                     except _MaxSizeExceeded:
                         if self.trace is not None:
                             self._reject(
@@ -756,12 +812,20 @@ class _Run:
             req = entry[si]
         else:
             req = entry
+        # An All request whose device list came out empty in the pre-check cannot be met.
         if req.all_devices is not None and not req.all_devices:
             return False
+        # The request (or subrequest) has its devices: continue with the next request, no
+        # longer inside a subrequest.
         if di >= req.num_devices:
-            return self.one(ci, ri + 1, 0, 0, False, 0)
+            return self.allocate_one(_pos((ci, ri + 1, 0, 0, False, 0)))
+        # Results so far, plus what this request still needs (its devices already placed are
+        # counted once), must stay within AllocationResultsMaxSize.  Upstream returns an error
+        # rather than false so that a firstAvailable caller can try a smaller subrequest.
         if len(self.results[ci]) + req.num_devices - di > MAX_RESULTS:
             raise _MaxSizeExceeded
+        # allocationMode All: the devices are known from the pre-check; each must be usable
+        # (must=True turns a violated constraint into upstream's error), no alternative exists.
         if req.all_devices is not None:
             dev = req.all_devices[di]
             self.considered += 1
@@ -776,13 +840,19 @@ class _Run:
                     )
                 return False
             try:
-                done = self.one(ci, ri, si, di + 1, in_sub, 0)
+                done = self.allocate_one(_pos((ci, ri, si, di + 1, in_sub, 0)))
             except BaseException:
                 undo()
                 raise
             if not done:
                 undo()
             return done
+        # ExactCount: walk the node's devices in upstream's pool and slice order, trying each
+        # candidate as this request's device ``di`` and recursing; on failure roll back and try
+        # the next.  ``start`` resumes after the device chosen for ``di - 1`` (upstream's
+        # deviceLocation start index), so one request's devices are tried as combinations,
+        # never as permutations of a set already tried.
+        # The locals below hoist attribute lookups out of this hot loop.
         devices = self.pools.devices
         state_devices = self.state.devices
         allocating = self.allocating
@@ -796,6 +866,8 @@ class _Run:
             dev = devices[idx]
             key = dev.key
             self.considered += 1
+            # The in-use check is cheap, so it comes first (as upstream): an admin request may
+            # share an allocated device but not take one twice for the same claim.
             if admin:
                 taking = allocating.get(key)
                 if taking and ci in taking:
@@ -811,6 +883,8 @@ class _Run:
                 if self.trace is not None:
                     self._reject(ReasonCode.DEVICE_IN_USE, req, dev, f"device {dev.ident} is in use")
                 continue
+            # Next the class and request selectors (CEL), memoised per request and device when
+            # no trace wants each rejection reported again.
             if memo is None:
                 if not self.selectable(req, dev):
                     continue
@@ -820,6 +894,7 @@ class _Run:
                     known = memo[dev] = self.selectable(req, dev)
                 if not known:
                     continue
+            # Then consumable capacity (upstream's capacity check before allocateDevice).
             amounts = None
             if consumable:
                 if bare_ok and dev._has_policy is False and key not in aggregated and key not in pending_caps:
@@ -828,11 +903,14 @@ class _Run:
                     amounts = self.capacity(req, dev)
                     if amounts is None:
                         continue
+            # Finally treat the device as allocated (counters, taints, constraints) and move on
+            # to the next device; a complete solution below ends the search, otherwise roll
+            # back and try the next candidate.
             undo = self.allocate_device(req, dev, False, amounts)
             if undo is None:
                 continue
             try:
-                done = self.one(ci, ri, si, di + 1, in_sub, idx + 1)
+                done = self.allocate_one(_pos((ci, ri, si, di + 1, in_sub, idx + 1)))
             except BaseException:
                 undo()
                 raise
@@ -846,6 +924,7 @@ class _Run:
                     dev,
                     f"device {dev.ident} fits request {req.full_name}, but no complete solution includes it",
                 )
+        # No candidate led to a solution: there is none from here.
         return False
 
     # -- phase 5: results ------------------------------------------------------------------
@@ -1128,7 +1207,7 @@ def allocate(
         return finish("error", pools.error)
     try:
         run.precheck()
-        done = run.one(0, 0, 0, 0, False, 0)
+        done = run.allocate_one(_pos((0, 0, 0, 0, False, 0)))
         if not done:
             if trace is not None:
                 _explain_leftovers(run, trace)

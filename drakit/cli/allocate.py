@@ -37,6 +37,7 @@ from drakit.errors import UsageError
 from drakit.explain.diagnose import claim_from_template, node_exclusion
 from drakit.explain.rejections import RejectionGroup, device_table, summarise
 from drakit.features import NEWEST_VERSION
+from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, ObjectKey, name_of, namespace_of
 
 
@@ -68,7 +69,7 @@ def pick_node(objects: Sequence[Obj], name: str | None) -> Obj:
     if name in names:
         return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}}}
     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    raise UsageError(f'node "{name}" not found in the input (nodes: {shown or "none"})')
+    raise UsageError(f"node {quote(name)} not found in the input (nodes: {shown or 'none'})")
 
 
 def pod_claims(inp: ClusterSnapshot, kind: str, name: str, namespace: str) -> tuple[Obj | None, list[Obj]]:

@@ -32,7 +32,8 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, dump_json
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, dump_json
+from drakit.cli.options import FeatureGates, Format, KubernetesVersion, output_option
 from drakit.errors import UsageError
 from drakit.features import NEWEST_VERSION, Features
 from drakit.selectors import compile_any, device_view, evaluate_expression
@@ -40,10 +41,12 @@ from drakit.selectors.compile import DeviceView
 from drakit.selectors.env import MAX_COST
 from drakit.selectors.types import Duration, Optional, Timestamp, Uint, unmap_key
 
-EnvOpt = Annotated[str, typer.Option("--environment", help="stored|new")]
-GatesOpt = Annotated[str | None, typer.Option("--feature-gates", help="Name=bool,...")]
-VersionOpt = Annotated[str, typer.Option("--kubernetes-version")]
-OutputOpt = Annotated[Output, typer.Option("-o", "--output")]
+EnvOpt = Annotated[str, typer.Option("--environment", metavar="ENV", help="stored or new.")]
+GatesOpt = FeatureGates
+VersionOpt = KubernetesVersion
+OutputOpt = Annotated[
+    str, output_option(Format.text, Format.json, Format.yaml, note="A result, not objects: no wide or name.")
+]
 
 
 class EvalAs(StrEnum):
@@ -150,15 +153,15 @@ def _fix_surrogates(v: Any) -> Any:
 
 @cel_app.command("eval")
 def eval_cmd(
-    expression: Annotated[str, typer.Argument(help="CEL expression")],
+    expression: Annotated[str, typer.Argument(metavar="EXPRESSION", help="CEL expression.")],
     device: Annotated[
         Path | None,
-        typer.Option("--device", help="v1 Device (YAML/JSON) plus optional 'driver'; '-' for stdin"),
+        typer.Option("-f", "--device", metavar="FILE", help="v1 Device (YAML/JSON) plus optional 'driver'; '-' for stdin."),
     ] = None,
     environment: EnvOpt = "stored",
     feature_gates: GatesOpt = None,
     kubernetes_version: VersionOpt = NEWEST_VERSION,
-    output: OutputOpt = Output.text,
+    output: OutputOpt = Format.text,
     as_: Annotated[
         EvalAs,
         typer.Option(
@@ -189,11 +192,11 @@ def eval_cmd(
 
 @cel_app.command("check")
 def check_cmd(
-    expression: Annotated[str, typer.Argument(help="CEL expression")],
+    expression: Annotated[str, typer.Argument(metavar="EXPRESSION", help="CEL expression.")],
     environment: EnvOpt = "stored",
     feature_gates: GatesOpt = None,
     kubernetes_version: VersionOpt = NEWEST_VERSION,
-    output: OutputOpt = Output.text,
+    output: OutputOpt = Format.text,
 ) -> None:
     """Type-check EXPRESSION and print its type, estimated cost and errors."""
     if environment not in ("stored", "new"):
@@ -210,10 +213,10 @@ def check_cmd(
     raise typer.Exit(EXIT_INVALID if c.error else EXIT_OK)
 
 
-def _print(doc: dict[str, Any], output: Output) -> None:
-    if output == Output.text:
+def _print(doc: dict[str, Any], output: str) -> None:
+    if output == Format.text:
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
-    elif output == Output.yaml:
+    elif output == Format.yaml:
         from drakit.model.codec import KubeDumper
 
         sys.stdout.write(yaml.dump(doc, Dumper=KubeDumper, sort_keys=False, allow_unicode=True))

@@ -12,13 +12,10 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
-from drakit.errors import InvalidInput, ObjectErrors
+from drakit.errors import InvalidInput
 from drakit.features import Features
-from drakit.inventory.snapshot import ClusterSnapshot, Provenance, name_of, namespace_of, with_namespace
-from drakit.model import KINDS, validate_report
-from drakit.model.load import Document, Entry, LocatedRef, errors_from_validation
+from drakit.inventory.snapshot import ClusterSnapshot, Provenance
+from drakit.model import validate_report
 from drakit.sources import load_bundle
 
 
@@ -32,34 +29,6 @@ def refuse_invalid(entries: Iterable[Any], features: Features) -> None:
         raise InvalidInput(list(report.errors))
     for w in report.warnings:
         print(f"Warning: {w}", file=sys.stderr)
-
-
-def refuse_invalid_documents(docs: Iterable[Document], features: Features) -> None:
-    """:func:`refuse_invalid` for parsed documents of which only some are drakit's kinds.
-
-    For verbs that read other documents too (lint reads workloads and profiles): objects of a
-    kind drakit models are typed and validated with ``validate``'s lines; the rest are left to
-    the verb.
-    """
-    problems: list[ObjectErrors] = []
-    entries: list[Entry] = []
-    for doc in docs:
-        model = KINDS.get((str(doc.data.get("apiVersion")), str(doc.data.get("kind"))))
-        if model is None:
-            continue
-        try:
-            obj = model.model_validate(doc.data)
-        except ValidationError as e:
-            meta = doc.data.get("metadata") if isinstance(doc.data.get("metadata"), dict) else {}
-            key = with_namespace({"kind": doc.data["kind"], "metadata": meta})
-            ref = LocatedRef(str(doc.data["kind"]), name_of(key), namespace_of(key, ""), doc.source, doc.index,
-                             doc.line, doc.item)
-            problems.append(ObjectErrors(ref, tuple(errors_from_validation(model, e))))
-            continue
-        entries.append(Entry(obj, doc, str(doc.data["kind"]), "", ""))
-    problems += validate_report(entries, features).errors
-    if problems:
-        raise InvalidInput(problems)
 
 
 def open_snapshot(paths: Sequence[str], features: Features, *, as_given: bool = False) -> ClusterSnapshot:

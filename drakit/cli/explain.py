@@ -49,7 +49,14 @@ EXIT_FOR_VERDICT = {
     Verdict.BROKEN: EXIT_INVALID,
 }
 _ALIASES = {"pod": "pod", "pods": "pod", "po": "pod", "claim": "claim", "claims": "claim",
-            "resourceclaim": "claim", "resourceclaims": "claim"}
+            "resourceclaim": "claim", "resourceclaims": "claim",
+            # a workload is explained through the pod its template makes
+            "job": "job", "jobs": "job", "cronjob": "cronjob", "cronjobs": "cronjob", "cj": "cronjob",
+            "deployment": "deployment", "deployments": "deployment", "deploy": "deployment",
+            "statefulset": "statefulset", "statefulsets": "statefulset", "sts": "statefulset",
+            "daemonset": "daemonset", "daemonsets": "daemonset", "ds": "daemonset",
+            "replicaset": "replicaset", "replicasets": "replicaset", "rs": "replicaset",
+            "jobset": "jobset", "jobsets": "jobset"}
 
 
 def parse_target(target: str) -> tuple[str, str]:
@@ -58,7 +65,7 @@ def parse_target(target: str) -> tuple[str, str]:
     if not sep:
         return "pod", target
     if not name or kind.lower() not in _ALIASES:
-        raise UsageError(f"target {target!r}: want pod/NAME, claim/NAME or NAME")
+        raise UsageError(f"target {target!r}: want pod/NAME, claim/NAME, job/NAME, deployment/NAME or NAME")
     return _ALIASES[kind.lower()], name
 
 
@@ -87,6 +94,7 @@ def render_pending_text(report: PendingReport, *, wide: bool = False) -> str:
         f"({report.diagnosed} distinct shape(s) diagnosed)"
     ]
     labels = {p.pod: p.labels for p in report.pods}
+    origins = {p.pod: p.origin for p in report.pods}
     for g in report.groups:
         d = g.diagnosis
         lines.append("")
@@ -98,7 +106,8 @@ def render_pending_text(report: PendingReport, *, wide: bool = False) -> str:
             extra = ""
             if wide and labels[pod]:
                 extra = "  " + ",".join(f"{k}={v}" for k, v in sorted(labels[pod].items()))
-            lines.append(f"  - {pod}{extra}")
+            origin = f" ({origins[pod]})" if origins[pod] else ""
+            lines.append(f"  - {pod}{origin}{extra}")
     return "\n".join(lines)
 
 

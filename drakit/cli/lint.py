@@ -7,15 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
-from drakit.cli.door import refuse_invalid_documents
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
+from drakit.cli.door import refuse_invalid
+from drakit.cli.options import FeatureGates, Files, Format, KubernetesVersion, output_option
 from drakit.errors import InvalidInput
 from drakit.features import NEWEST_VERSION, Features
-from drakit.model.load import Document
-from drakit.sources import split_lists
+from drakit.model.load import Bundle
 
 
-def _documents(paths: list[str]) -> list[Any]:
+def _documents(paths: list[str]) -> tuple[list[Any], Bundle]:
+    """The parsed documents (lint reads profiles and workloads too) and the strictly decoded bundle."""
     from drakit.model.codec import Problem
     from drakit.model.load import decode_documents, source_problem
     from drakit.profiles.source import ParseError, parse_documents
@@ -35,10 +36,10 @@ def _documents(paths: list[str]) -> list[Any]:
     # Findings presume objects that decode: what strict decoding refuses is refused here too.
     manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)]
     problems: list[Problem] = []
-    _, typed = decode_documents(split_lists(manifests, problems))
+    bundle, typed = decode_documents(split_lists(manifests, problems))
     if typed or problems:
         raise InvalidInput([*(source_problem(p) for p in problems), *typed])
-    return docs
+    return docs, bundle
 
 
 def _is_profile(value: Any) -> bool:
@@ -48,28 +49,28 @@ def _is_profile(value: Any) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command("lint")
     def lint_cmd(
-        filename: Annotated[list[str], typer.Option("-f", "--filename", help="Files, directories or -; repeatable.")],
-        output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+        filename: Files,
+        output: Annotated[
+            str, output_option(Format.text, Format.json, Format.yaml, note="Findings are not objects: no wide or name.")
+        ] = Format.text,
         strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
-        kubernetes_version: Annotated[
-            str, typer.Option("--kubernetes-version", help="Release whose feature defaults apply.")
-        ] = NEWEST_VERSION,
-        feature_gates: Annotated[str | None, typer.Option("--feature-gates", help="Name=true,Other=false")] = None,
+        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        feature_gates: FeatureGates = None,
     ) -> None:
-        """Find costly mistakes the API server accepts; every finding has a fix hint."""
+        """Find costly mistakes the API server accepts; every finding has a fix hint.
+
+        No -n, -A or -l: findings such as double allocation and unused classes are about the
+        whole input, so a namespace or label subset would report mistakes that are not there.
+        """
         from drakit.profiles import compile_profile, drivers_for, parse_profiles
         from drakit.profiles.lint import lint_documents
         from drakit.profiles.loader import example_texts
 
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        docs = _documents(filename)
-        # Validation at the door: lint answers on objects the API server would accept.
-        # List items are objects too: each is validated as if it were its own document.
-        refuse_invalid_documents(
-            split_lists([Document(d.file, d.index, d.lines.get((), None), d.value)
-                         for d in docs if isinstance(d.value, dict)], []),
-            features,
-        )
+        docs, bundle = _documents(filename)
+        # Validation at the door: lint answers on objects the API server would accept (converted
+        # v1beta1 objects and workloads' pod templates included, as every other verb checks them).
+        refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
         # Profiles among the inputs: the classes they compile to count as used.
         profile_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
         classes: list[str] = []
@@ -84,7 +85,7 @@ def register(app: typer.Typer) -> None:
                 except Exception:  # a profile that cannot compile is reported by `profile compile`
                     continue
         findings = lint_documents([d for d in docs if d not in profile_docs], profile_classes=classes)
-        if output == Output.text:
+        if output == Format.text:
             for f in findings:
                 print(f.line())
             errors = sum(1 for f in findings if f.severity == "error")

@@ -13,11 +13,13 @@ from typing import Annotated, Any
 
 import typer
 
-from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit, error_line
 from drakit.cli.door import open_snapshot
+from drakit.cli.options import FeatureGates, Files, Format, KubernetesVersion, features, output_option
 from drakit.drivers.identity import product_of
 from drakit.errors import SelectorError, UsageError
 from drakit.features import NEWEST_VERSION, Features
+from drakit.gostr import quote
 from drakit.inventory.devices import InventoryDevice, inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.selectors import compile_selector, device_view
@@ -39,10 +41,10 @@ def match_devices(
     if class_name:
         device_class = snapshot.find_class(class_name)
         if device_class is None:
-            raise UsageError(f'device class "{class_name}" is not in the input')
+            raise UsageError(f"device class {quote(class_name)} is not in the input")
         for i, sel in enumerate((device_class.get("spec") or {}).get("selectors") or []):
             expressions.append((f"class {class_name}: selector #{i}", (sel.get("cel") or {}).get("expression", "")))
-    expressions += [(f"--selector #{i}", e) for i, e in enumerate(selectors)]
+    expressions += [(f"-s/--cel #{i}", e) for i, e in enumerate(selectors)]
     compiled = []
     for where, expr in expressions:
         sel = compile_selector(expr, environment="stored", features=features)
@@ -76,26 +78,58 @@ def _report(matches: list[DeviceMatch]) -> dict[str, Any]:
     }
 
 
+_CEL_HINT = "match selects devices by CEL with -s/--cel EXPR; devices have attributes, not labels"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("match")
     def match(
-        files: Annotated[list[str], typer.Option("-f", "--filename", help="Inventory: files, directories or -")],
-        selector: Annotated[list[str], typer.Option("--selector", help="CEL selector (repeatable)")] = [],  # noqa: B006
-        class_name: Annotated[str | None, typer.Option("--class", help="Apply this DeviceClass's selectors first")] = None,
-        kubernetes_version: Annotated[str, typer.Option("--kubernetes-version")] = NEWEST_VERSION,
-        feature_gates: Annotated[str | None, typer.Option("--feature-gates", help="Name=bool,...")] = None,
-        output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+        files: Files,
+        cel: Annotated[
+            list[str],
+            typer.Option("-s", "--cel", metavar="EXPR", help="CEL selector, as in a claim's selectors; repeatable."),
+        ] = [],  # noqa: B006
+        legacy_selector: Annotated[list[str], typer.Option("--selector", hidden=True)] = [],  # noqa: B006
+        label_selector: Annotated[str | None, typer.Option("-l", hidden=True)] = None,
+        class_name: Annotated[
+            str | None, typer.Option("--class", metavar="CLASS", help="Apply this DeviceClass's selectors first.")
+        ] = None,
+        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        feature_gates: FeatureGates = None,
+        output: Annotated[
+            str,
+            output_option(*Format, note="wide adds the devices of each group; name prints driver/pool/device of each match."),
+        ] = Format.text,
     ) -> None:
-        """List the devices that match a selector, grouped by node and product, and every device that errs."""
-        if not selector and not class_name:
-            raise UsageError("give --selector EXPR and/or --class NAME")
-        features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        report = _report(match_devices(open_snapshot(files, features), list(selector), class_name, features))
-        if output != Output.text:
+        """List the devices that match a selector, grouped by node and product, and every device that errs.
+
+        The CEL selector is -s/--cel (--selector, its old name, still works): kubectl's
+        -l/--selector is a label selector, and devices have attributes, not labels.  No -n or
+        -A: ResourceSlices are cluster-scoped.
+        """
+        if label_selector is not None:
+            raise UsageError(_CEL_HINT)
+        if legacy_selector:
+            error_line("note: --selector is -s/--cel now (kubectl's -l/--selector selects labels)")
+        selectors = [*cel, *legacy_selector]
+        if not selectors and not class_name:
+            raise UsageError("give -s/--cel EXPR and/or --class NAME")
+        feats = features(kubernetes_version, feature_gates)
+        matches = match_devices(open_snapshot(files, feats), selectors, class_name, feats)
+        report = _report(matches)
+        if output in (Format.json, Format.yaml):
             emit(report, output)
+        elif output == Format.name:
+            for ident in report["matches"]:
+                typer.echo(ident)
         else:
+            names: dict[tuple[str, str], list[str]] = {}
+            for m in matches:
+                if m.matched:
+                    names.setdefault((m.device.node, m.product), []).append(m.device.name)
             for g in report["groups"]:
-                typer.echo(f"{g['node']:<28} {g['count']:>4} × {g['product']}")
+                extra = "  " + ",".join(names[g["node"], g["product"]]) if output == Format.wide else ""
+                typer.echo(f"{g['node']:<28} {g['count']:>4} × {g['product']}{extra}")
             for e in report["errors"]:
                 typer.echo(f"error  {e['device']}: {e['error']}")
             typer.echo(

@@ -41,7 +41,27 @@ LabelSelector = Annotated[
     str | None,
     typer.Option("-l", "--selector", metavar="SELECTOR", help="Label selector, e.g. team=ml,tier!=batch,env in (a,b)."),
 ]
-OutputFormat = Annotated[Format, typer.Option("-o", "--output", metavar="FORMAT", help="text, json, yaml, wide or name.")]
+def output_option(*formats: Format, note: str = "") -> Any:  # a typer OptionInfo
+    """``-o/--output`` offering ``formats`` only; any other value is a one-line usage error (exit 2).
+
+    A verb lists just the formats that mean something for it; ``note`` says in the help why
+    the others are missing, so ``-o wide`` on a verb without columns is refused, not faked.
+    The value is parsed here rather than by click's choice type, whose refusal is a
+    multi-line usage block.
+    """
+    names = [f.value for f in formats]
+    listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+
+    def parse(value: str) -> Format:
+        if value not in names:
+            why = f" ({note})" if note and value in Format.__members__ else ""
+            raise UsageError(f"-o/--output {value!r}: want {listed}{why}")
+        return Format(value)
+
+    return typer.Option("-o", "--output", metavar="FORMAT", help=f"{listed}." + (f" {note}" if note else ""), callback=parse)
+
+
+OutputFormat = Annotated[str, output_option(*Format)]
 FeatureGates = Annotated[str | None, typer.Option("--feature-gates", metavar="GATES", help="Name=true,Other=false")]
 KubernetesVersion = Annotated[
     str, typer.Option("--kubernetes-version", metavar="VERSION", help="Release whose feature-gate defaults apply.")
@@ -50,6 +70,12 @@ KubernetesVersion = Annotated[
 
 def features(kubernetes_version: str = NEWEST_VERSION, gates: str | None = None) -> Features:
     return Features.for_version(kubernetes_version).with_gates(gates)
+
+
+def kube_name(kind: str, api_version: str, name: str) -> str:
+    """kubectl's ``-o name``: ``kind.group/name`` (``resourceclaim.resource.k8s.io/foo``), ``pod/foo``."""
+    group = api_version.rpartition("/")[0] if "/" in api_version else ""
+    return f"{kind.lower()}{'.' + group if group else ''}/{name}"
 
 
 def namespace_scope(namespace: str | None, all_namespaces: bool) -> str | None:
@@ -138,6 +164,9 @@ def labels_match(requirements: tuple[Requirement, ...], labels: Mapping[str, Any
 def plain_help() -> None:
     """Help without typer's ``<str>``/``<list[str]>`` type tags: the metavar, or nothing.
 
+    An option without a metavar shows its name in capitals (``--seed SEED``), not click's
+    ``TEXT``.
+
     typer prints a parameter's Python type next to every option; kubectl-style help shows a
     word for the value (``FILE``, ``NS``) or, for a flag, nothing.  Choices keep their list.
     """
@@ -151,7 +180,17 @@ def plain_help() -> None:
         desc = getattr(self, "type_descriptor", None)
         if desc is not None and desc.is_choice:
             return "|".join(str(getattr(c, "value", c)) for c in desc.choices or ())
-        return None if isinstance(self, TyperArgument) else "TEXT"
+        return None if isinstance(self, TyperArgument) else str(self.name or "value").upper()
 
     TyperOption.display_type_rich = display  # type: ignore[method-assign]
     TyperArgument.display_type_rich = display  # type: ignore[method-assign]
+
+    def usage_name(self: Any) -> str:
+        # kubectl's usage line: a required argument bare (``MANIFEST``), an optional one in
+        # brackets; typer 0.29 wraps required ones in braces (``{manifest}``).
+        name = str(self.display_name_raw)
+        name = name if self.required else f"[{name}]"
+        return name if self.nargs == 1 or name.endswith("...") or name.endswith("...]") else f"{name}..."
+
+    if hasattr(TyperArgument, "_usage_display_name"):
+        TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]

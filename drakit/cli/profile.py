@@ -9,14 +9,24 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, Output, emit
+from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, emit
+from drakit.cli.options import (
+    FeatureGates,
+    Files,
+    Format,
+    KubernetesVersion,
+    features,
+    kube_name,
+    output_option,
+)
 from drakit.errors import InvalidInput, UsageError
+from drakit.features import NEWEST_VERSION
 
 profile_app = typer.Typer(help="Capability profiles: compile, merge into workloads, check eligibility.",
                           no_args_is_help=True)
 
-ProfileArgs = Annotated[list[str], typer.Argument(help="Profile files, directories, or names of bundled profiles.")]
-DriverOpt = Annotated[str | None, typer.Option("--driver", help="Driver schema, e.g. gpu.nvidia.com or gpu.nvidia.com@v25.8.")]
+ProfileArgs = Annotated[list[str], typer.Argument(metavar="PROFILE", help="Profile files, directories, or names of bundled profiles.")]
+DriverOpt = Annotated[str | None, typer.Option("--driver", metavar="DRIVER", help="Driver schema, e.g. gpu.nvidia.com or gpu.nvidia.com@v25.8.")]
 
 
 def _compiled(profiles: list[str], driver: str | None, namespace: str | None) -> list[Any]:
@@ -35,10 +45,17 @@ def _compiled(profiles: list[str], driver: str | None, namespace: str | None) ->
 def compile_cmd(
     profiles: ProfileArgs,
     driver: DriverOpt = None,
-    namespace: Annotated[str | None, typer.Option("--namespace", "-n", help="Namespace of the claim (template).")] = None,
-    output: Annotated[Output, typer.Option("-o", "--output", help="yaml (default) or json (a v1 List).")] = Output.yaml,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", metavar="NS", help="Namespace of the claim (template).")
+    ] = None,
+    output: Annotated[
+        str, output_option(Format.yaml, Format.json, Format.name, note="json is a v1 List; no text or wide: the output is manifests.")
+    ] = Format.yaml,
 ) -> None:
-    """Emit DeviceClass, ResourceClaimTemplate (or ResourceClaim) and the pod fragment (a PodTemplate)."""
+    """Emit DeviceClass, ResourceClaimTemplate (or ResourceClaim) and the pod fragment (a PodTemplate).
+
+    No -A or -l: the profiles, not a cluster, are the input; -o name lists what would be created.
+    """
     from drakit.profiles.render import to_yaml
 
     compiled = _compiled(profiles, driver, namespace)
@@ -46,23 +63,43 @@ def compile_cmd(
         for w in cp.warnings:
             print(f"Warning: {w}", file=sys.stderr)
     docs = [m for cp in compiled for m in cp.manifests()]
-    if output == Output.json:
+    if output == Format.json:
         emit({"apiVersion": "v1", "kind": "List", "items": docs}, output)
+    elif output == Format.name:
+        for d in docs:
+            typer.echo(kube_name(str(d.get("kind", "")), str(d.get("apiVersion", "")), str((d.get("metadata") or {}).get("name", ""))))
     else:
         sys.stdout.write(to_yaml(docs))
 
 
 @profile_app.command("apply-to")
 def apply_to_cmd(
-    manifest: Annotated[str, typer.Argument(help="Manifest file (Pod, Job, CronJob, Deployment, JobSet, Kubeflow job, RayJob, Polyaxon operation), or -.")],
-    profile: Annotated[str, typer.Option("--profile", "-p", help="Profile file or bundled profile name.")],
+    profile: Annotated[str, typer.Option("--profile", "-p", metavar="PROFILE", help="Profile file or bundled profile name.")],
+    manifest: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="MANIFEST",
+            help="Manifest file (Pod, Job, CronJob, Deployment, JobSet, Kubeflow job, RayJob, Polyaxon operation), or -.",
+        ),
+    ] = None,
+    filename: Annotated[str | None, typer.Option("-f", "--filename", metavar="FILE", help="MANIFEST, kubectl style.")] = None,
     driver: DriverOpt = None,
-    namespace: Annotated[str | None, typer.Option("--namespace", "-n")] = None,
-    container: Annotated[list[str] | None, typer.Option("--container", "-c", help="Container(s) to get the claim; default: the first.")] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", metavar="NS", help="Namespace of the claim (template) to add.")
+    ] = None,
+    container: Annotated[list[str] | None, typer.Option("--container", "-c", metavar="NAME", help="Container(s) to get the claim; default: the first.")] = None,
     include_objects: Annotated[bool, typer.Option("--include-objects", help="Append the DeviceClass and claim (template).")] = False,
     in_place: Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite MANIFEST instead of printing.")] = False,
 ) -> None:
-    """Merge the profile's claim and pod settings into workloads; every other byte stays as it was."""
+    """Merge the profile's claim and pod settings into workloads; every other byte stays as it was.
+
+    No -o: the output is the manifest itself, in its own format.  No -A or -l: one manifest is the input.
+    """
+    if manifest is not None and filename is not None:
+        raise UsageError("give the manifest once: as an argument or with -f, not both")
+    manifest = manifest or filename
+    if manifest is None:
+        raise UsageError("missing the manifest: drakit profile apply-to MANIFEST -p PROFILE (or -f MANIFEST)")
     from drakit.profiles.apply import apply_fragment, claims_for_workloads
     from drakit.profiles.render import to_yaml
 
@@ -96,19 +133,25 @@ def apply_to_cmd(
 @profile_app.command("eligible")
 def eligible_cmd(
     profiles: ProfileArgs,
-    filename: Annotated[list[str], typer.Option("-f", "--filename", help="Inventory: files, directories or -.")],
+    filename: Files,
     driver: DriverOpt = None,
-    output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+    output: Annotated[
+        str, output_option(Format.text, Format.json, Format.yaml, note="A report per profile, not objects: no wide or name.")
+    ] = Format.text,
+    kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+    feature_gates: FeatureGates = None,
 ) -> None:
-    """Per profile: qualifying devices by product and node, excluded devices with the reason."""
+    """Per profile: qualifying devices by product and node, excluded devices with the reason.
+
+    No -n, -A or -l: devices live in cluster-scoped ResourceSlices.
+    """
     from drakit.cli.door import open_snapshot
-    from drakit.features import Features
     from drakit.profiles.eligibility import eligibility
 
     compiled = _compiled(profiles, driver, None)
-    snapshot = open_snapshot(filename, Features.for_version())
+    snapshot = open_snapshot(filename, features(kubernetes_version, feature_gates))
     results = [eligibility(cp, snapshot.slices) for cp in compiled]
-    if output == Output.text:
+    if output == Format.text:
         print("\n\n".join(r.render_text() for r in results))
     else:
         emit({"profiles": [r.to_json() for r in results]}, output)

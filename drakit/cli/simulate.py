@@ -10,7 +10,8 @@ from typing import Annotated, Any
 import typer
 from rich.progress import Progress
 
-from drakit.cli.console import Output, emit, stdout
+from drakit.cli.console import emit, stdout
+from drakit.cli.options import Format, kube_name, output_option
 from drakit.errors import InvalidArgument, UsageError
 from drakit.sim.scenario import Scenario
 
@@ -27,23 +28,30 @@ def _progress(enabled: bool) -> Progress | None:
 
 
 def simulate(
-    scenario: Annotated[Path | None, typer.Argument(help="Scenario file (see docs/scenarios.md).")] = None,
-    filename: Annotated[Path | None, typer.Option("-f", "--filename", help="The scenario file, kubectl style.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for tie-breaks and generated names (default: the scenario's).")] = None,
-    compare: Annotated[Path | None, typer.Option("--compare", help="A second scenario to run with the same seed.")] = None,
+    scenario: Annotated[Path | None, typer.Argument(metavar="SCENARIO", help="Scenario file (see docs/scenarios.md).")] = None,
+    filename: Annotated[Path | None, typer.Option("-f", "--filename", metavar="FILE", help="The scenario file, kubectl style.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", metavar="SEED", help="Seed for tie-breaks and generated names (default: the scenario's).")] = None,
+    compare: Annotated[Path | None, typer.Option("--compare", metavar="SCENARIO", help="A second scenario to run with the same seed.")] = None,
     add_nodes: Annotated[
         str | None,
-        typer.Option("--add-nodes", help="What-if: add nodes, e.g. 4xh200-8x or 2xh100-8x@root4-numa2, or a file of Node and ResourceSlice manifests."),
+        typer.Option("--add-nodes", metavar="NODES", help="What-if: add nodes, e.g. 4xh200-8x or 2xh100-8x@root4-numa2, or a file of Node and ResourceSlice manifests."),
     ] = None,
-    output: Annotated[Output, typer.Option("-o", "--output", help="text, json or yaml.")] = Output.text,
-    chart: Annotated[Path | None, typer.Option("--chart", help="Write utilisation per class and product and queue depth to a .png or .html file.")] = None,
+    output: Annotated[
+        str,
+        output_option(Format.text, Format.json, Format.yaml, Format.name,
+                      note="name lists the objects --snapshot-at writes; no wide: the report has no columns."),
+    ] = Format.text,
+    chart: Annotated[Path | None, typer.Option("--chart", metavar="FILE", help="Write utilisation per class and product and queue depth to a .png or .html file.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     snapshot_at: Annotated[
         str | None,
-        typer.Option("--snapshot-at", help="Write the simulated cluster at SECONDS (or 'end') as a bundle (-o yaml|json)."),
+        typer.Option("--snapshot-at", metavar="SECONDS", help="Write the simulated cluster at SECONDS (or 'end') as a bundle (-o yaml|json)."),
     ] = None,
 ) -> None:
-    """Simulate pods and claims over a cluster with the real allocator and kube-scheduler semantics."""
+    """Simulate pods and claims over a cluster with the real allocator and kube-scheduler semantics.
+
+    No -n, -A or -l: the scenario names its namespaces and workloads, and the report covers all of them.
+    """
     from drakit.sim import run_scenario
     from drakit.sim.report import compare_json, render_compare_text, render_text, write_chart
     from drakit.sources import load_scenario
@@ -55,6 +63,8 @@ def simulate(
         raise UsageError("missing the scenario file: drakit simulate SCENARIO (or -f SCENARIO)")
     if compare is not None and add_nodes is not None:
         raise UsageError("--compare and --add-nodes are alternatives: give one of them")
+    if output == Format.name and snapshot_at is None:
+        raise UsageError("-o name lists the objects of --snapshot-at; a simulation report has no kind/name")
     base = load_scenario(scenario)
     if snapshot_at is not None:
         if compare is not None or add_nodes is not None or chart is not None:
@@ -96,12 +106,12 @@ def simulate(
         except InvalidArgument as e:
             raise UsageError(f"--chart: {e}") from None
     if len(results) == 1:
-        if output == Output.text:
+        if output == Format.text:
             stdout.file.write(render_text(results[0]))
         else:
             emit(results[0].to_json(), output)
     else:
-        if output == Output.text:
+        if output == Format.text:
             stdout.file.write(render_compare_text(results[0], results[1], labels))
         else:
             emit(compare_json(results[0], results[1], labels), output)
@@ -133,11 +143,16 @@ def _snapshot_time(text: str) -> float | None:
     return value
 
 
-def _write_snapshot(scenario: Scenario, seed: int | None, at: float | None, output: Output) -> None:
+def _write_snapshot(scenario: Scenario, seed: int | None, at: float | None, output: str) -> None:
     from drakit.sim.snapshot import simulate_snapshot
 
     _, snapshot = simulate_snapshot(scenario, seed, at)
-    emit(snapshot.to_list(), Output.json if output == Output.json else Output.yaml)
+    bundle = snapshot.to_list()
+    if output == Format.name:
+        for o in bundle["items"]:
+            typer.echo(kube_name(str(o.get("kind", "")), str(o.get("apiVersion", "")), str((o.get("metadata") or {}).get("name", ""))))
+        return
+    emit(bundle, Format.json if output == Format.json else Format.yaml)
 
 
 def register(app: typer.Typer) -> None:

@@ -14,11 +14,12 @@ from typing import Annotated, Any
 
 import typer
 
-from drakit.cli.console import EXIT_INVALID, EXIT_OK, Output, emit
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
 from drakit.cli.door import open_snapshot
+from drakit.cli.options import FeatureGates, Format, KubernetesVersion, features, output_option
 from drakit.demo import demo_paths
 from drakit.drivers.identity import product_of
-from drakit.features import NEWEST_VERSION, Features
+from drakit.features import NEWEST_VERSION
 from drakit.inventory.devices import inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey, name_of
 from drakit.profiles.trial import TRIAL_PROFILES
@@ -103,22 +104,26 @@ def register(app: typer.Typer) -> None:
     @app.command("trial")
     def trial(
         files: Annotated[
-            list[str] | None, typer.Option("-f", "--filename", help="Manifests instead of the embedded demo")
+            list[str] | None, typer.Option("-f", "--filename", metavar="FILE", help="Manifests instead of the embedded demo; repeatable.")
         ] = None,
         profile: Annotated[
             list[str] | None,
-            typer.Option("--profile", "-p", help="Profiles to try (files, directories or bundled names); repeatable."),
+            typer.Option("--profile", "-p", metavar="PROFILE", help="Profiles to try (files, directories or bundled names); repeatable."),
         ] = None,
-        kubernetes_version: Annotated[str, typer.Option("--kubernetes-version")] = NEWEST_VERSION,
-        output: Annotated[Output, typer.Option("-o", "--output")] = Output.text,
+        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        feature_gates: FeatureGates = None,
+        output: Annotated[str, output_option(Format.text, Format.json, Format.yaml, note="A report, not objects: no wide or name.")] = Format.text,
     ) -> None:
-        """Run the platform trial: inventory, profile eligibility, placements, and why anything waits."""
+        """Run the platform trial: inventory, profile eligibility, placements, and why anything waits.
+
+        No -n, -A or -l: the trial places its pods in its own namespace and reports the whole cluster.
+        """
         from drakit.profiles.trial import trial_profiles, trial_table
         from drakit.sources import load_profile_files
 
-        features = Features.for_version(kubernetes_version)
+        feats = features(kubernetes_version, feature_gates)
         paths = files or demo_paths()
-        snapshot = open_snapshot(paths, features)  # invalid objects are refused here, exit 1
+        snapshot = open_snapshot(paths, feats)  # invalid objects are refused here, exit 1
         profiles = load_profile_files(profile) if profile else trial_profiles()
         table = trial_table(snapshot, profiles)
         # Your own profiles: one pod of each is placed too (the demo's recipes bring their pods).
@@ -132,7 +137,7 @@ def register(app: typer.Typer) -> None:
             "placements": placements(snapshot, kubernetes_version, workload),
             "passed": table.passed,
         }
-        if output != Output.text:
+        if output != Format.text:
             emit(report, output)
         else:
             _print_text(report, table.render_text())

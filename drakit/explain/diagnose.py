@@ -6,7 +6,7 @@ Stages (reference notes §5.4), numbered as in the code below:
    missing, being deleted, not owned;
 2. classes — PreFilter: a request names a class that does not exist, or uses a feature that is off;
 3. selectors — compile errors and the cost limit (runtime errors surface in stage 6);
-4. nodes — node-level reasons outside DRA (nodeSelector, affinity, taints), briefly;
+4. nodes — node-level reasons outside DRA (nodeSelector, affinity, taints, NodeResourcesFit);
 5. allocated claims — allocated on nodes the pod cannot use;
 6. devices — per request a funnel (:mod:`drakit.explain.funnel`) with near misses; then devices
    in use (holders, expected release), counters and capacity; then the allocator itself on the
@@ -25,14 +25,27 @@ import difflib
 import functools
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from drakit.allocator import allocate, has_allocation
 from drakit.allocator.inventory import Inventory
 from drakit.allocator.trace import Trace
-from drakit.corev1 import find_untolerated_taint, node_selector_matches, pod_matches_node_affinity, tolerates
+from drakit.corev1 import (
+    PODS,
+    Amounts,
+    Insufficient,
+    find_untolerated_taint,
+    node_allocatable,
+    node_resource_fit,
+    node_selector_matches,
+    pod_matches_node_affinity,
+    pod_requests,
+    requested_by_node,
+    show_amount,
+    tolerates,
+)
 from drakit.errors import InvalidArgument, NotFound
 from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
 from drakit.explain.funnel import (
@@ -50,6 +63,7 @@ from drakit.explain.funnel import (
 from drakit.features import Features
 from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, key_of, name_of, namespace_of
+from drakit.model.workloads import WORKLOAD_KINDS
 from drakit.outcomes import Code, ExplainCode, Owner, Reason, ReasonCode, Stage, Verdict, verdict_of
 
 _T = TypeVar("_T")
@@ -94,6 +108,7 @@ class Shared:
         self._positions: dict[int, int] | None = None
         self._facts: dict[tuple[str, ...], list[tuple[Any, ...]]] = {}
         self._usable: dict[str, tuple[list[Obj], Any]] = {}
+        self._requested: dict[str, Amounts] | None = None
         self._once: dict[Hashable, tuple[tuple[object, ...], Any]] = {}
 
     def once(self, key: Hashable, held: tuple[object, ...], compute: Callable[[], _T]) -> _T:
@@ -139,6 +154,13 @@ class Shared:
         if hit is None:
             hit = self._usable[key] = compute()
         return hit
+
+    @property
+    def requested(self) -> dict[str, Amounts]:
+        """Per node: what its bound, non-terminal pods request (the scheduler's NodeInfo)."""
+        if self._requested is None:
+            self._requested = requested_by_node(self.inp.pods)
+        return self._requested
 
     def reach(self, usable: Sequence[Obj]) -> dict[int, bool]:
         return self.once("reach", (usable,), lambda: self._reach_of(usable))
@@ -225,8 +247,18 @@ def diagnose(
     return _diagnose(ctx, kind, name, namespace)
 
 
+WORKLOAD_KINDS_LOWER = {k.lower(): k for k in WORKLOAD_KINDS}
+"""``job`` -> ``Job``: the workload kinds explain resolves to their template's pod."""
+
+
 def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
     inp = ctx.inp
+    workload = WORKLOAD_KINDS_LOWER.get(kind.lower())
+    if workload is not None:  # a workload answers for the pod its template makes
+        pod = inp.workload_pod(workload, name, namespace)
+        if pod is None:
+            raise NotFound(f"{kind.lower()} {quote(namespace + '/' + name)} not found in the input")
+        kind, name = "pod", name_of(pod)
     if kind == "pod":
         pod = inp.find_pod(name, namespace)
         if pod is None:
@@ -234,6 +266,9 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         ctx.scheduler = _scheduler_message(pod)
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
+        origin = inp.origins.get(f"{namespace}/{name}")
+        if origin:
+            return replace(_conclude(ctx, target), origin=f"pod template of {origin}")
     elif kind in ("claim", "resourceclaim"):
         claim = inp.find_claim(name, namespace)
         if claim is None:
@@ -241,7 +276,7 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         _diagnose_claim(ctx, claim)
         target = f"claim/{namespace}/{name}"
     else:
-        raise InvalidArgument(f"cannot explain a {quote(kind)}: only pods and resource claims are explained")
+        raise InvalidArgument(f"cannot explain a {quote(kind)}: only pods, resource claims and workloads (job/NAME, deployment/NAME...) are explained")
     return _conclude(ctx, target)
 
 
@@ -323,7 +358,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
             if claim is None:
                 ctx.add(
                     ExplainCode.CLAIM_MISSING,
-                    f'pod claim {pc_name}: ResourceClaim "{ns}/{cname}" does not exist',
+                    f"pod claim {pc_name}: ResourceClaim {quote(ns + '/' + cname)} does not exist",
                     Stage.CLAIMS, Verdict.WAITING, Owner.APPLICATION,
                     hint=f"create ResourceClaim {cname} in namespace {ns}, or fix resourceClaimName",
                     claim=f"{ns}/{cname}",
@@ -342,7 +377,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
                 if claim is None:
                     ctx.add(
                         ExplainCode.CLAIM_MISSING,
-                        f'pod claim {pc_name}: generated ResourceClaim "{ns}/{generated}" does not exist',
+                        f"pod claim {pc_name}: generated ResourceClaim {quote(f'{ns}/{generated}')} does not exist",
                         Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
                         hint="the claim controller recreates it; check kube-controller-manager logs",
                         claim=f"{ns}/{generated}",
@@ -379,7 +414,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
                 close = difflib.get_close_matches(tname, known, n=1)
                 ctx.add(
                     ExplainCode.TEMPLATE_MISSING,
-                    f'pod claim {pc_name}: ResourceClaimTemplate "{ns}/{tname}" does not exist',
+                    f"pod claim {pc_name}: ResourceClaimTemplate {quote(ns + '/' + tname)} does not exist",
                     Stage.CLAIMS, Verdict.BROKEN, Owner.APPLICATION,
                     hint=(f"did you mean {close[0]}? " if close else "")
                     + f"create ResourceClaimTemplate {tname} in namespace {ns}",
@@ -412,7 +447,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
         if c.obj is not None and (c.obj.get("metadata") or {}).get("deletionTimestamp"):
             ctx.add(
                 ExplainCode.CLAIM_BEING_DELETED,
-                f'resourceclaim "{c.key}" is being deleted',
+                f"resourceclaim {quote(c.key)} is being deleted",
                 Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM,
                 hint="wait for the deletion to finish; a generated claim is then recreated",
                 claim=c.key,
@@ -597,6 +632,11 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
 
     # The shared list itself (never modified): walks over usable nodes are memoised by it.
     usable, (excluded, taints) = ctx.shared.usable(pod, partition)
+    excluded = dict(excluded)
+    if pod is not None and not inferred and usable:
+        usable = _resource_fit(ctx, pod, usable, excluded)
+        if not usable:
+            return usable
     ctx.nodes = NodeSummary(len(nodes), len(usable), MappingProxyType(dict(sorted(excluded.items()))), inferred)
     if excluded:
         parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
@@ -622,11 +662,71 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
             code = (
                 ExplainCode.NODE_SELECTOR_MISMATCH
                 if any("affinity" in w for w in excluded)
+                else ExplainCode.NODE_INSUFFICIENT_RESOURCES
+                if all(w.startswith(("Insufficient ", "Too many pods")) for w in excluded)
                 else ExplainCode.NODE_TAINTED
             )
             ctx.add(code, msg, Stage.NODES, Verdict.WAITING, Owner.APPLICATION, blocking=False, excluded=dict(excluded),
                     taints=sorted(taints))
     return usable
+
+
+def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int]) -> list[Obj]:
+    """NodeResourcesFit over the nodes the other plugins leave; the rest are counted in ``excluded``.
+
+    When none fits the finding is the node stage's blocker: WAITING when some node could hold
+    the pod once its bound pods finish, NEVER when the request exceeds every node's allocatable.
+    """
+    want = pod_requests(pod)
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    fitting: list[Obj] = []
+    short: list[tuple[Obj, list[Insufficient]]] = []
+    for n in nodes:
+        if not (n.get("status") or {}).get("allocatable"):
+            fitting.append(n)  # a hand-written Node without a status: its capacity is unknown, not zero
+            continue
+        used = dict(ctx.shared.requested.get(name_of(n), {}))
+        if spec.get("nodeName") == name_of(n) and status.get("phase") not in ("Succeeded", "Failed"):
+            # A bound pod is already part of its node's total: take it out again.
+            used = {k: v - want.get(k, 0) for k, v in used.items()}
+            used[PODS] = used.get(PODS, 1) - 1
+        lacks = node_resource_fit(want, node_allocatable(n), used)
+        if lacks:
+            short.append((n, lacks))
+            for x in lacks:
+                excluded[x.reason] = excluded.get(x.reason, 0) + 1
+        else:
+            fitting.append(n)
+    if fitting:
+        return fitting if short else nodes  # the shared list itself when nothing is out (memoised walks)
+    total, _ = _nodes(ctx.inp)
+    ctx.nodes = NodeSummary(len(total), 0, MappingProxyType(dict(sorted(excluded.items()))), False)
+    parts = ", ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
+    hopeful = [lacks for _, lacks in short if not any(x.unresolvable for x in lacks)]
+    if not hopeful:
+        res = next(x for x in short[0][1] if x.unresolvable).resource
+        biggest = max(node_allocatable(n).get(res, 0) for n, _ in short)
+        hint = (f"requests {show_amount(res, want.get(res, 1))} {res}; largest node allocatable "
+                f"{show_amount(res, biggest)}: lower the pod's requests or add larger nodes")
+        verdict, owner = Verdict.NEVER, Owner.APPLICATION
+    else:
+        res = hopeful[0][0].resource
+        best = max((x for lacks in hopeful for x in lacks if x.resource == res), key=lambda x: x.capacity - x.used)
+        if res == PODS:
+            hint = f"every usable node is at its pod limit ({best.capacity}); wait for bound pods to finish"
+        else:
+            hint = (f"requests {show_amount(res, best.requested)} {res}; most free on a usable node "
+                    f"{show_amount(res, best.capacity - best.used)} of {show_amount(res, best.capacity)} allocatable: "
+                    "wait for bound pods to finish or lower the pod's requests")
+        verdict, owner = Verdict.WAITING, Owner.PLATFORM
+    ctx.add(
+        ExplainCode.NODE_INSUFFICIENT_RESOURCES,
+        f"no node has room for the pod: {parts}",
+        Stage.NODES, verdict, owner, hint=hint,
+        resource=res, requested=show_amount(res, want.get(res, 0)) if res != PODS else "1",
+        excluded=dict(excluded),
+    )
+    return []
 
 
 def untolerated_node_taint(pod: Obj, node: Obj) -> str:
@@ -691,7 +791,7 @@ def _reserved_for(claim: Obj | None, pod: Obj) -> bool:
 def _diagnose_claim(ctx: _Ctx, claim: Obj) -> None:
     c = _Claim("", key_of(claim), claim)
     if (claim.get("metadata") or {}).get("deletionTimestamp"):
-        ctx.add(ExplainCode.CLAIM_BEING_DELETED, f'resourceclaim "{c.key}" is being deleted',
+        ctx.add(ExplainCode.CLAIM_BEING_DELETED, f"resourceclaim {quote(c.key)} is being deleted",
                 Stage.CLAIMS, Verdict.WAITING, Owner.PLATFORM, claim=c.key,
                 hint="wait for the deletion to finish")
         return
@@ -1260,7 +1360,7 @@ def _run_allocator(
                     hint=r.hint or "wait for devices to be freed", claim=r.claim, request=r.request, device=r.device)
             return
     ctx.add(ExplainCode.NOT_ENOUGH_DEVICES, f"the allocator cannot place the claims on node {node}: {message}",
-            Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint="see the allocator trace: drakit allocate --node " + node)
+            Stage.DEVICES, Verdict.WAITING, Owner.PLATFORM, hint=f"see the allocator's trace for node {quote(node)}")
 
 
 def _by_name(ctx: _Ctx, usable: list[Obj]) -> dict[str, Obj]:

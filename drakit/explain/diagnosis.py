@@ -176,6 +176,7 @@ class Diagnosis:
     nodes: NodeSummary | None = None
     placement: str = ""  # node the pod would be placed on now, when it fits
     scheduler: str = ""  # kube-scheduler's own last word in the input (PodScheduled=False message)
+    origin: str = ""  # "pod template of Job ml/train" when the pod is a workload's template
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -214,4 +215,6 @@ class Diagnosis:
             out["placement"] = self.placement
         if self.scheduler:
             out["scheduler"] = self.scheduler
+        if self.origin:
+            out["origin"] = self.origin
         return out

@@ -29,9 +29,13 @@ class PendingPod:
     pod: str  # namespace/name
     labels: Mapping[str, str]
     group: int  # index into PendingReport.groups
+    origin: str = ""  # "pod template of Job ml/train" for a workload's template pod
 
     def to_json(self) -> dict[str, Any]:
-        return {"pod": self.pod, "labels": dict(self.labels), "group": self.group}
+        out: dict[str, Any] = {"pod": self.pod, "labels": dict(self.labels), "group": self.group}
+        if self.origin:
+            out["origin"] = self.origin
+        return out
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,9 @@ def explain_pending(
         groups.append(PendingGroup(ms[0][1], tuple(key_of(p) for p, _ in ms)))
         for pod, _ in ms:
             labels = (pod.get("metadata") or {}).get("labels") or {}
-            members.append(PendingPod(key_of(pod), {str(k): str(v) for k, v in labels.items()}, i))
+            of = inp.origins.get(key_of(pod))
+            members.append(PendingPod(key_of(pod), {str(k): str(v) for k, v in labels.items()}, i,
+                                      f"pod template of {of}" if of else ""))
     members.sort(key=lambda p: p.pod)
     return PendingReport(tuple(groups), tuple(members), len(by_shape))
 

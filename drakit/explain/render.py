@@ -37,6 +37,8 @@ def render_text(d: Diagnosis) -> str:
     lines: list[str] = []
     lines += _wrap(f"{d.target}: {d.verdict.value.upper()} ({d.code.value})", "", "  ")
     lines += _wrap(d.headline, "  ")
+    if d.origin:
+        lines += _wrap(f"from: {d.origin}", "  ", "    ")
     lines.append(f"  owner: {d.owner.value}")
     if d.fix:
         lines += _wrap(f"fix: {d.fix}", "  ", "       ")

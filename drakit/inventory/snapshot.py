@@ -129,6 +129,8 @@ class ClusterSnapshot:
     expected_release: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     now: float | None = None
     provenance: Provenance = field(default_factory=Provenance)
+    origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Pod key (``namespace/name``) -> the workload whose pod template it is (``Job ml/train``)."""
 
     # -- construction ------------------------------------------------------------------------
 
@@ -141,6 +143,7 @@ class ClusterSnapshot:
         expected_release: Mapping[str, float] | None = None,
         now: float | None = None,
         as_given: bool = False,
+        origins: Mapping[str, str] | None = None,
     ) -> ClusterSnapshot:
         """Wire dicts sorted by ``kind``, namespaces defaulted (kinds drakit does not model are left out).
 
@@ -157,6 +160,7 @@ class ClusterSnapshot:
             expected_release=MappingProxyType(dict(expected_release or {})),
             now=now,
             provenance=provenance or Provenance(),
+            origins=MappingProxyType(dict(origins or {})),
         )
 
     @classmethod
@@ -178,7 +182,20 @@ class ClusterSnapshot:
                 wire = to_wire(entry.obj)
                 wire.setdefault("kind", entry.kind)
                 objects.append(wire)
-        return cls.from_objects(objects, provenance=provenance, as_given=as_given)
+        # A workload's pod template counts as one of its pods (``<name>-0``, owner referenced),
+        # so explain and trial answer for a Job or Deployment before any pod exists.  A pod
+        # given with the same name is the real one and wins.
+        given = {key_of(with_namespace(o)) for o in objects if o.get("kind") == "Pod"}
+        origins: dict[str, str] = {}
+        for entry in bundle.workload_pods:
+            pod = entry.wire if as_given else with_namespace(entry.wire)
+            key = key_of(with_namespace(pod))
+            if key in given or key in origins:
+                continue
+            kind, _, workload = entry.owner.partition("/")
+            origins[key] = f"{kind} {key.split('/', 1)[0]}/{workload}"
+            objects.append(pod)
+        return cls.from_objects(objects, provenance=provenance, as_given=as_given, origins=origins)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -262,6 +279,15 @@ class ClusterSnapshot:
 
     def find_template(self, name: str, namespace: str) -> Obj | None:
         return self.find("ResourceClaimTemplate", name, namespace)
+
+    def workload_pod(self, kind: str, name: str, namespace: str) -> Obj | None:
+        """The first pod made from the template of workload ``kind`` (``Job``) ``namespace/name``."""
+        origin = f"{kind} {namespace}/{name}"
+        for key, of in self.origins.items():
+            if of == origin:
+                pod_ns, _, pod_name = key.partition("/")
+                return self.find_pod(pod_name, pod_ns)
+        return None
 
     def find_class(self, name: str) -> Obj | None:
         return self.find("DeviceClass", name)

@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from drakit.gostr import quote
+
 NVIDIA_DRIVER = "gpu.nvidia.com"
 EXAMPLE_DRIVER = "gpu.example.com"
 STANDARD_DOMAIN = "resource.kubernetes.io"
@@ -168,10 +170,10 @@ def parse_template(template: str) -> tuple[str, int]:
     """``h100-8x`` -> ("h100", 8); ``example-8x`` -> ("example", 8)."""
     base, sep, count = template.rpartition("-")
     if not sep or not count.endswith("x") or not count[:-1].isdigit() or int(count[:-1]) < 1:
-        raise ValueError(f"node template {template!r}: want <sku>-<N>x, e.g. h100-8x")
+        raise ValueError(f"node template {quote(template)}: want <sku>-<N>x, e.g. h100-8x")
     if base != "example" and base not in NVIDIA_SKUS:
         known = ", ".join(sorted([*NVIDIA_SKUS, "example"]))
-        raise ValueError(f"node template {template!r}: unknown SKU {base!r} (known: {known})")
+        raise ValueError(f"node template {quote(template)}: unknown SKU {quote(base)} (known: {known})")
     return base, int(count[:-1])
 
 

@@ -565,7 +565,12 @@ def _validate_counters(errs: _Errs, counters: dict[str, Any], limit: int, path: 
             _validate_label(errs, name, path)
 
 
+_LIST_ATTRIBUTE_FIELDS = frozenset({"int_values", "bool_values", "string_values", "version_values"})
+
+
 def _is_list_attribute(a: DeviceAttribute) -> bool:
+    if _LIST_ATTRIBUTE_FIELDS.isdisjoint(a.__pydantic_fields_set__):  # unset fields are None
+        return False
     return (a.int_values is not None or a.bool_values is not None or a.string_values is not None
             or a.version_values is not None)
 
@@ -664,17 +669,30 @@ def _truncate(key: str, max_len: int = MAX_DOMAIN_LENGTH + 1 + MAX_ID_LENGTH) ->
 
 
 def _plain_attribute_ok(a: DeviceAttribute) -> bool:
-    """One scalar value, short enough that no length or semver check can fail (most attributes)."""
-    if _is_list_attribute(a):
+    """One scalar value, short enough that no length or semver check can fail (most attributes).
+
+    A shortcut only: ``False`` sends the attribute through the full checks.  Read from the set
+    fields (an unset field is None), as it runs for every attribute of every device.
+    """
+    fs = a.__pydantic_fields_set__
+    if len(fs) != 1:
         return False
-    s, v = a.string_value, a.version_value
-    if (a.bool_value is not None) + (a.int_value is not None) + (s is not None) + (v is not None) != 1:
-        return False
-    if s is not None:
-        return len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH and (s.isascii() or len(s.encode()) <= MAX_ATTRIBUTE_VALUE_LENGTH)
-    if v is not None:
-        return len(v) <= MAX_ATTRIBUTE_VALUE_LENGTH and v.isascii() and names.SEMVER_RE.match(v) is not None
-    return True
+    if "string_value" in fs:
+        s = a.string_value
+        return s is not None and len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH and (
+            s.isascii() or len(s.encode()) <= MAX_ATTRIBUTE_VALUE_LENGTH)
+    if "version_value" in fs:
+        v = a.version_value
+        return v is not None and len(v) <= MAX_ATTRIBUTE_VALUE_LENGTH and v.isascii() and _is_semver(v)
+    if "int_value" in fs:
+        return a.int_value is not None
+    return "bool_value" in fs and a.bool_value is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_semver(v: str) -> bool:
+    """Driver and CUDA versions repeat on every device of an inventory."""
+    return names.SEMVER_RE.match(v) is not None
 
 
 def _validate_attribute(errs: _Errs, a: DeviceAttribute, path: str) -> None:
@@ -1324,6 +1342,40 @@ def _nothing_to_drop(f: Features) -> bool:
                 f.list_type_attributes, f.partitionable_devices, f.prioritized_list))
 
 
+_DEVICE_GATED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("partitionable_devices", ("consumes_counters", "node_name", "node_selector", "all_nodes")),
+    ("device_taints", ("taints",)),
+    ("consumable_capacity", ("allow_multiple_allocations",)),
+)
+
+
+def _may_drop(obj: Wire, f: Features) -> bool:
+    """Whether :func:`drop_disabled_fields` could drop anything from ``obj`` (never a false no).
+
+    Read from the typed object's set fields (exactly the keys ``to_wire`` would write), so the
+    thousands of slices, nodes and pods a big inventory holds are not dumped to find nothing.
+    """
+    if isinstance(obj, (ResourceClaim, ResourceClaimTemplate)):
+        return True  # few per input: the dump answers
+    if not isinstance(obj, ResourceSlice):
+        return False  # no other kind has a gated field
+    spec = obj.spec
+    if not f.partitionable_devices and spec.model_fields_set & {"per_device_node_selection", "shared_counters"}:
+        return True
+    gated = {k for gate, keys in _DEVICE_GATED if not getattr(f, gate) for k in keys}
+    if not (f.binding_conditions and f.device_status):
+        gated |= {"binds_to_node", "binding_conditions", "binding_failure_conditions"}
+    for d in spec.devices:
+        if gated & d.model_fields_set:
+            return True
+        if not f.consumable_capacity and any("request_policy" in c.model_fields_set for c in d.capacity.values()):
+            return True
+        if not f.list_type_attributes and not all(_LIST_ATTRIBUTE_FIELDS.isdisjoint(a.__pydantic_fields_set__)
+                                                  for a in d.attributes.values()):
+            return True
+    return False
+
+
 def drop_disabled_fields(kind: str, data: dict[str, Any], f: Features) -> list[str]:
     """Remove fields whose gate is off (in place), as the API server does on create."""
     dropped: list[str] = []
@@ -1419,7 +1471,7 @@ def validate_object(obj: Wire, features: Features, *, cel: _CEL | None = None) -
     cel = cel or _CEL(features)
     kind = getattr(obj, "kind", None) or type(obj).__name__
     dropped: list[str] = []
-    if not _nothing_to_drop(features):  # with every such gate on, dumping each object is wasted
+    if not _nothing_to_drop(features) and _may_drop(obj, features):  # else dumping each object is wasted
         data = to_wire(obj)
         dropped = drop_disabled_fields(kind, data, features)
         if dropped:

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from drakit.errors import InvalidInput
+from drakit.gostr import quote
 from drakit.model.codec import KubeDumper
 from drakit.profiles.compile import PodFragment
 
@@ -257,7 +258,7 @@ def _merge_pod_level(doc: _Doc, env: yaml.Node, fragment: PodFragment) -> None:
     existing = (doc.value(claims) or []) if claims is not None else []
     same = [c for c in existing if isinstance(c, dict) and c.get("name") == entry["name"]]
     if same and same[0] != entry:
-        raise InvalidInput(f"{doc.label}: resourceClaims already has {entry['name']!r} with another source: {same[0]}")
+        raise InvalidInput(f"{doc.label}: resourceClaims already has {quote(entry['name'])} with another source: {same[0]}")
     if not same:
         doc.ensure(env, ["resourceClaims"], [entry])
     if fragment.priority_class_name:
@@ -336,7 +337,7 @@ def claims_for_workloads(claim: dict[str, Any], namespaces: Sequence[str], optio
     wanted: list[str] = []
     for ns in namespaces:
         if ns and option and ns != option:
-            raise InvalidInput(f"{source}: a workload is in namespace {ns!r} but the requested namespace is {option!r}")
+            raise InvalidInput(f"{source}: a workload is in namespace {quote(ns)} but the requested namespace is {quote(option)}")
         target = ns or option or ""
         if target not in wanted:
             wanted.append(target)

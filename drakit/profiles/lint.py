@@ -17,6 +17,7 @@ from typing import Any, Literal
 from drakit.drivers import DRIVERS, DriverSchema, get_schema, learn_schema
 from drakit.drivers.registry import STANDARD_DOMAIN
 from drakit.errors import DrakitError
+from drakit.gostr import quote
 from drakit.profiles.apply import LEGACY_GPU_RESOURCES
 from drakit.profiles.eligibility import Evaluator, cel_evaluator, inventory_devices
 from drakit.profiles.source import Document, Loc, Path, dotted
@@ -195,12 +196,12 @@ def _check_reads(sel: _Selector, learned: Mapping[str, DriverSchema]) -> list[Fi
                 hint = (f"read {change.replacement} instead" if change.replacement
                         else (change.note or "drop this condition"))
                 out.append(Finding("DK002", "error", loc, sel.obj, dotted(sel.path),
-                                   f"{ref}: {schema.driver} stopped publishing {lookup!r} in {change.since}", hint))
+                                   f"{ref}: {schema.driver} stopped publishing {quote(lookup)} in {change.since}", hint))
             else:
                 known = ", ".join(sorted(schema.attributes if space == "attributes" else schema.capacities))
                 out.append(Finding("DK002", "error", loc, sel.obj, dotted(sel.path),
                                    f"{ref}: {schema.ref} does not publish {space[:-1] if space == 'attributes' else space} "
-                                   f"{lookup!r}; every device would fail with 'no such key'",
+                                   f"{quote(lookup)}; every device would fail with 'no such key'",
                                    f"use one of: {known}"))
             continue
         if not schema.always_published(space, lookup, sel.types) and (space, domain, key) not in guards:
@@ -350,7 +351,7 @@ def _double_allocation(doc: Document) -> list[Finding]:
             if legacy and res.get("claims"):
                 cpath: Path = (*path, group, i, "resources")
                 out.append(Finding("DK001", "error", doc.loc(cpath), _name(doc), dotted(cpath),
-                                   f"container {c.get('name')!r} requests {', '.join(legacy)} and a resource claim: "
+                                   f"container {quote(str(c.get('name')))} requests {', '.join(legacy)} and a resource claim: "
                                    "the device plugin and the DRA driver would each allocate GPUs to it",
                                    f"remove {', '.join(legacy)} from resources.limits/requests"))
     return out
@@ -387,7 +388,7 @@ def _unsatisfiable(requests: list[tuple[Document, Path, Mapping[str, Any], str |
         if parent is None:
             if not ok:
                 out.append(Finding("DK006", "error", doc.loc(path), _name(doc), dotted(path),
-                                   f"request {req.get('name')!r} needs {count} matching device(s) on one node; the "
+                                   f"request {quote(str(req.get('name')))} needs {count} matching device(s) on one node; the "
                                    f"inventory has at most {best}", "relax the selectors or the count"))
         else:
             by_parent.setdefault((id(doc), parent), []).append((path, ok))
@@ -398,6 +399,6 @@ def _unsatisfiable(requests: list[tuple[Document, Path, Mapping[str, Any], str |
         if entries is not None and not any(ok for _, ok in entries):
             ppath = path[:-2]
             out.append(Finding("DK006", "error", doc.loc(ppath), _name(doc), dotted(ppath),
-                               f"no alternative of request {parent!r} can be satisfied by the inventory",
+                               f"no alternative of request {quote(parent)} can be satisfied by the inventory",
                                "add an alternative the inventory has"))
     return out

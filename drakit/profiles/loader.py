@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from drakit.drivers import VENDORS, known_drivers
 from drakit.errors import ErrorType, FieldError, InvalidInput, ObjectErrors, ObjectRef
+from drakit.gostr import quote
 from drakit.profiles.model import API_VERSION, DEFAULT_MERGE_STRATEGY, KIND, MergeStrategy, Profile
 from drakit.profiles.source import Document, DuplicateKey, Loc, ParseError, Path, dotted, parse_documents
 from drakit.profiles.units import UnitError, normalize_version, parse_memory
@@ -56,7 +57,7 @@ class ProfileSet:
     def get(self, name: str) -> ResolvedProfile:
         if name not in self.profiles:
             known = ", ".join(sorted(self.profiles)) or "none"
-            raise InvalidInput(f"unknown profile {name!r} (known: {known})")
+            raise InvalidInput(f"unknown profile {quote(name)} (known: {known})")
         return self.profiles[name]
 
     def selected(self) -> list[ResolvedProfile]:
@@ -114,7 +115,7 @@ def _pydantic_problems(exc: ValidationError, doc: Document, name: str, locs: Loc
         if kind == "extra_forbidden":
             known = _fields_at(Profile, path[:-1])
             close = difflib.get_close_matches(str(path[-1]), known, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else (f"; known fields: {', '.join(known)}" if known else "")
+            hint = f" (did you mean {quote(close[0])}?)" if close else (f"; known fields: {', '.join(known)}" if known else "")
             out.append(_problem(loc, name, path, ErrorType.FORBIDDEN, detail=f"unknown field{hint}"))
         elif kind == "missing":
             out.append(_problem(loc, name, path, ErrorType.REQUIRED))
@@ -213,7 +214,7 @@ def _collect(texts: Iterable[tuple[str, str]], library: bool, problems: list[Obj
             before = len(problems)
             if value.get("apiVersion") != API_VERSION:
                 problems.append(_problem(doc.loc(("apiVersion",)), name, ("apiVersion",), ErrorType.NOT_SUPPORTED,
-                                         value.get("apiVersion"), f"supported values: {API_VERSION!r}"))
+                                         value.get("apiVersion"), f"supported values: {quote(API_VERSION)}"))
             try:
                 Profile.model_validate(value)
             except ValidationError as exc:
@@ -245,7 +246,7 @@ def _resolve(name: str, raws: dict[str, _Raw], problems: list[ObjectErrors], sta
             return None
         if parent not in raws:
             known = ", ".join(sorted(raws)) or "none"
-            problems.append(_problem(where, name, path, ErrorType.NOT_FOUND, parent, f"no profile named {parent!r} (known: {known})"))
+            problems.append(_problem(where, name, path, ErrorType.NOT_FOUND, parent, f"no profile named {quote(parent)} (known: {known})"))
             return None
         resolved = _resolve(parent, raws, problems, (*stack, name), done)
         if resolved is None:

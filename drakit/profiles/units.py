@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from drakit.gostr import quote
 from drakit.quantity import Quantity
 
 _MEMORY_RE = re.compile(r"^(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>[KMGTP]i?B?|[kK]B?)\Z")
@@ -30,8 +31,8 @@ def memory_quantity(text: str) -> str:
     m = _MEMORY_RE.match(text.strip())
     if not m:
         if re.fullmatch(r"[0-9.]+", text.strip()):
-            raise UnitError(f"memory {text!r} needs an explicit unit: e.g. 48Gi (binary) or 80GB (decimal)")
-        raise UnitError(f"memory {text!r}: want a number and a unit such as 48Gi, 48GiB, 80G or 80GB")
+            raise UnitError(f"memory {quote(text)} needs an explicit unit: e.g. 48Gi (binary) or 80GB (decimal)")
+        raise UnitError(f"memory {quote(text)}: want a number and a unit such as 48Gi, 48GiB, 80G or 80GB")
     unit = m.group("unit")
     base = unit[:-1] if unit.endswith("B") and len(unit) > 1 else unit
     if base in _BINARY:
@@ -47,7 +48,7 @@ def normalize_version(text: str) -> str:
     """``8.0`` -> ``8.0.0``; ``570.124.06`` -> ``570.124.6``; ``v1`` -> ``1.0.0``."""
     m = _VERSION_RE.match(text.strip())
     if not m:
-        raise UnitError(f"version {text!r}: want MAJOR[.MINOR[.PATCH]], e.g. 8.0 or 570.124.06")
+        raise UnitError(f"version {quote(text)}: want MAJOR[.MINOR[.PATCH]], e.g. 8.0 or 570.124.06")
     parts = [str(int(p)) for p in m.group("parts").split(".")]
     return ".".join(parts + ["0"] * (3 - len(parts)))
 

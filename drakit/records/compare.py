@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from drakit.errors import InvalidArgument
+from drakit.gostr import quote
 from drakit.records.run import RunRecord
 
 __all__ = ["By", "Group", "compare", "metric_of", "parse_by", "quantile", "summarise"]
@@ -84,7 +85,7 @@ def parse_by(by: By | str) -> By:
     try:
         return By(by)
     except ValueError:
-        raise InvalidArgument(f"cannot group runs by {by!r}; choose one of {', '.join(b.value for b in By)}") from None
+        raise InvalidArgument(f"cannot group runs by {quote(by)}; choose one of {', '.join(b.value for b in By)}") from None
 
 
 def compare(records: Iterable[RunRecord], by: By | str, metric: str = "runtime") -> tuple[Group, ...]:

@@ -365,15 +365,14 @@ class Coster:
         if e.function == "dyn" and len(e.args) == 1 and e.target is None:
             s = ONE.add(self.cost(e.args[0]))
             a = e.args[0]
-            # cel-go copies the argument's computed size (a literal's, or one for a scalar
-            # type): dyn(1) == dyn(2) is a scalar comparison.  A declared (path) size is not
-            # copied: dyn(attribute).slice(...) sizes its receiver as unknown (measured).
-            size = self.computed(a)
-            if size is None and _is_scalar(self.type_of(a)):
-                size = ONE
-            if size is not None:
+            # cel-go copies the argument's computed size (literal, declared or scalar type):
+            # dyn(1) == dyn(2) is a scalar comparison, not one of unknown size.
+            size = self.size(a)
+            if size != UNKNOWN:
                 self.sizes[e.id] = size
-            return s  # nor is the argument's field path (cel-go's maybeUnwrapDynCall)
+            if a.id in self.paths:
+                self.paths[e.id] = self.paths[a.id]
+            return s
         arg_costs = [self.cost(a) for a in e.args]
         ids = self.c.overloads.get(e.id, [])
         if not ids:

@@ -30,6 +30,7 @@ from drakit.selectors.types import (
 from drakit.semver import Semver
 
 NO_SUCH_OVERLOAD = "no such overload"
+NAN_UNORDERED = "NaN values cannot be ordered"  # cel-go's Double.Compare
 
 _NUMERIC = (int, Uint, float)
 
@@ -223,17 +224,17 @@ def compare(a: Any, b: Any) -> int:
             return (a > b) - (a < b)
         if ta is float:
             if math.isnan(a) or math.isnan(b):
-                raise EvalError(NO_SUCH_OVERLOAD)
+                raise EvalError(NAN_UNORDERED)
             return (a > b) - (a < b)
         raise no_such_overload()
     if ta in _NUMERIC and tb in _NUMERIC and ta is not bool and tb is not bool:
         if ta is float:
             if math.isnan(a):
-                raise no_such_overload()
+                raise EvalError(NAN_UNORDERED)
             return -(_cmp_uint_double(b, a) if tb is Uint else _cmp_int_double(b, a))
         if tb is float:
             if math.isnan(b):
-                raise no_such_overload()
+                raise EvalError(NAN_UNORDERED)
             return _cmp_uint_double(a, b) if ta is Uint else _cmp_int_double(a, b)
         ia, ib = int(a), int(b)
         return (ia > ib) - (ia < ib)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from drakit.corev1 import cpu_millis, memory_bytes
+from drakit.corev1 import CPU, MEMORY, PODS, node_allocatable
 from drakit.sim.allocation import Allocator, NodeFit
 from drakit.sim.scenario import PodClaim
 
@@ -136,11 +136,8 @@ class SimPod:
 
 def node_capacity(obj: Mapping[str, Any]) -> tuple[int, int, int]:
     """(cpu millicores, memory bytes, pods) from a Node's ``status.allocatable``."""
-    alloc = (obj.get("status") or {}).get("allocatable") or {}
-    cpu = cpu_millis(alloc["cpu"]) if "cpu" in alloc else 0
-    mem = memory_bytes(alloc["memory"]) if "memory" in alloc else 0
-    pods = memory_bytes(alloc.get("pods", 110))  # a count, read as any quantity's Value()
-    return cpu, mem, pods
+    alloc = node_allocatable(obj)
+    return alloc.get(CPU, 0), alloc.get(MEMORY, 0), alloc[PODS]
 
 
 class SimCluster:

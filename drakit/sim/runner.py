@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock, SeededIds
-from drakit.corev1 import cpu_millis, memory_bytes
+from drakit.corev1 import CPU, MEMORY, memory_bytes, pod_requests
 from drakit.drivers.identity import product_of
 from drakit.features import Features
+from drakit.gostr import quote
 from drakit.inventory import templates
 from drakit.inventory.snapshot import key_of, name_of, namespace_of
 from drakit.sim.allocation import Allocator, DrakitAllocator
@@ -371,8 +372,8 @@ class Run:
                     "Warning",
                     "FailedResourceClaimCreation",
                     pod,
-                    f'PodResourceClaim {pc.name}: resource claim template "{pc.template}": '
-                    f'resourceclaimtemplate.resource.k8s.io "{pc.template}" not found',
+                    f"PodResourceClaim {pc.name}: resource claim template {quote(pc.template)}: "
+                    f"resourceclaimtemplate.resource.k8s.io {quote(pc.template)} not found",
                 )
                 created.clear()
                 break
@@ -414,35 +415,105 @@ class Run:
         spec = obj.get("spec") or {}
         meta = obj.get("metadata") or {}
         annotations = meta.get("annotations") or {}
-        cpu = mem = 0
-        for c in spec.get("containers") or []:
-            req = (c.get("resources") or {}).get("requests") or {}
-            if "cpu" in req:
-                cpu += cpu_millis(req["cpu"])
-            if "memory" in req:
-                mem += memory_bytes(req["memory"])
+        requests = pod_requests(obj)
+        cpu, mem = requests.get(CPU, 0), requests.get(MEMORY, 0)
         claims = tuple(
             PodClaim(rc.get("name", ""), rc.get("resourceClaimTemplateName"), rc.get("resourceClaimName"))
             for rc in spec.get("resourceClaims") or []
         )
         duration = annotations.get("drakit.dev/duration")
         labels = meta.get("labels") or {}
+        if spec.get("nodeName"):
+            self._bound_pod(obj, claims, cpu=cpu, mem=mem, duration=float(duration) if duration is not None else None,
+                            recipe=labels.get("drakit.dev/recipe", ""), profile=labels.get("drakit.dev/profile", ""),
+                            workload=labels.get("drakit.dev/workload", "manifests"))
+            return
         self._create_pod(None, name_of(obj), namespace_of(obj), claims, cpu=cpu, mem=mem,
                          duration=float(duration) if duration is not None else None,
                          recipe=labels.get("drakit.dev/recipe", ""), profile=labels.get("drakit.dev/profile", ""),
                          workload=labels.get("drakit.dev/workload", "manifests"))
 
+    def _bound_pod(self, obj: Mapping[str, Any], claims: tuple[PodClaim, ...], *, cpu: int, mem: int,
+                   duration: float | None, recipe: str, profile: str, workload: str) -> None:
+        """A pod the input binds already (``spec.nodeName``): it runs there from its arrival.
+
+        kube-scheduler never schedules a pod whose ``nodeName`` is set (the informer's
+        ``assignedPod`` filter keeps it out of the queue; it only counts on its node), and the
+        claim controller does not create claims again for entries its
+        ``status.resourceClaimStatuses`` names.  So a snapshot read back keeps every bound pod
+        where it is: its node's requests count, and its claims hold the devices their
+        allocation names (committed with the claims, up front).
+        """
+        meta = obj.get("metadata") or {}
+        namespace, name = namespace_of(obj), name_of(obj)
+        node_name = str((obj.get("spec") or {}).get("nodeName"))
+        pod = SimPod(
+            seq=len(self.pods),
+            namespace=namespace,
+            name=name,
+            uid=str(meta.get("uid") or deterministic_uid(self.seed, "Pod", namespace, name)),
+            workload=workload,
+            recipe=recipe,
+            profile=profile,
+            arrival=self.now,
+            duration=duration,
+            cpu=cpu,
+            mem=mem,
+            claims=claims,
+        )
+        statuses = {
+            s.get("name"): s.get("resourceClaimName")
+            for s in (obj.get("status") or {}).get("resourceClaimStatuses") or []
+            if isinstance(s, Mapping)
+        }
+        for pc in claims:
+            if pc.template is not None and statuses.get(pc.name):
+                pod.claim_names[pc.name] = str(statuses[pc.name])
+        self.pods.append(pod)
+        self.cluster.pods[pod.key] = pod
+        self._bound += 1
+        pod.phase, pod.node, pod.bound_at = "Running", node_name, self.now
+        self.running += 1
+        node = self.cluster.node_by_name.get(node_name)
+        if node is not None:
+            node.pods += 1
+            node.req_cpu += pod.cpu
+            node.req_mem += pod.mem
+            node.nz_cpu += pod.nz_cpu
+            node.nz_mem += pod.nz_mem
+            self.cluster.note_node_change(node)
+        devices: list[str] = []
+        for pc in claims:
+            claim_name = pod.claim_names.get(pc.name) if pc.template is not None else pc.claim
+            claim = self.cluster.claims.get(f"{namespace}/{claim_name}")
+            if claim is None or claim.allocation is None:
+                continue  # the kubelet waits for it; nothing is held
+            if not any(r.get("uid") == pod.uid for r in claim.reserved_for):
+                claim.reserved_for.append({"resource": "pods", "name": name, "uid": pod.uid})
+            owners = (claim.obj.get("metadata") or {}).get("ownerReferences") or []
+            if pc.template is not None and any(o.get("controller") and o.get("uid") == pod.uid for o in owners):
+                claim.generated, claim.owner_uid = True, pod.uid  # deleted with its pod
+                usage = self.usage.get(claim.key)
+                if usage is not None:  # counted up front as a shared claim: it is the pod's workload's
+                    usage.workload = workload
+            for r in (claim.allocation.get("devices") or {}).get("results") or []:
+                devices.append(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}")
+        pod.devices = tuple(devices)
+        if duration is not None:
+            self._push(self.now + duration, _FINISH, "finish", pod)
+
     def _finish(self, pod: SimPod) -> None:
         pod.phase = "Succeeded"
         pod.finished_at = self.now
         self.running -= 1
-        node = self.cluster.node_by_name[pod.node or ""]
-        node.pods -= 1
-        node.req_cpu -= pod.cpu
-        node.req_mem -= pod.mem
-        node.nz_cpu -= pod.nz_cpu
-        node.nz_mem -= pod.nz_mem
-        self.cluster.note_node_change(node)
+        node = self.cluster.node_by_name.get(pod.node or "")
+        if node is not None:  # a pod bound in the input may name a node the input lacks
+            node.pods -= 1
+            node.req_cpu -= pod.cpu
+            node.req_mem -= pod.mem
+            node.nz_cpu -= pod.nz_cpu
+            node.nz_mem -= pod.nz_mem
+            self.cluster.note_node_change(node)
         # The claim controller: drop the reservation; deallocate unused claims; delete the
         # pod's generated claims with it.
         for pc in pod.claims:

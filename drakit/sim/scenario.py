@@ -167,7 +167,7 @@ class Scenario:
         if need > limit:
             where = f"{self.source}: " if self.source else ""  # the one-line error names the file
             raise InvalidInput(
-                f"{where}scenario {self.name!r} needs an estimated {need // (1024 * 1024)} MiB "
+                f"{where}scenario {quote(self.name)} needs an estimated {need // (1024 * 1024)} MiB "
                 f"({self.node_count()} nodes, {self.device_count()} devices, {self.pod_count()} pods), "
                 f"above the limit of {self.memory_limit_mib} MiB: shrink the scenario or raise spec.memoryLimitMiB"
             )
@@ -703,7 +703,7 @@ def parse_node_manifests(text: str, source: str, scenario: Scenario) -> tuple[di
         spec = data.get("spec") or {}
         pool = (str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", "")))
         if pool in pools:
-            c.add("spec.pool.name", ErrorType.DUPLICATE, pool[1], f"the scenario already publishes pool {pool[1]!r} of driver {pool[0]!r}")
+            c.add("spec.pool.name", ErrorType.DUPLICATE, pool[1], f"the scenario already publishes pool {quote(pool[1])} of driver {quote(pool[0])}")
         node_name = spec.get("nodeName")
         if node_name and node_name not in names:
             c.add("spec.nodeName", ErrorType.NOT_FOUND, node_name, "no Node of this name in the scenario or this file")

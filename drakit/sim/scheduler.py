@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drakit.corev1 import node_selector_matches
+from drakit.gostr import quote
 from drakit.sim.allocation import NodeFit
 from drakit.sim.cluster import MAX_RESERVED_FOR, SimClaim, SimCluster, SimNode, SimPod
 from drakit.sim.controller import DELETE_PROTECTION_FINALIZER
@@ -175,11 +176,11 @@ class Scheduler:
     def pre_enqueue(self, pod: SimPod) -> str:
         for pc in pod.claims:
             if pc.claim is None and pc.template is None:
-                return f'pod "{pod.key}", spec.resourceClaim "{pc.name}": none of the supported fields are set'
+                return f"pod {quote(pod.key)}, spec.resourceClaim {quote(pc.name)}: none of the supported fields are set"
             if pc.template is not None:
                 name = pod.claim_names.get(pc.name)
                 if name is None:
-                    return f'pod "{pod.key}": ResourceClaim not created yet'
+                    return f"pod {quote(pod.key)}: ResourceClaim not created yet"
             else:
                 name = pc.claim
             claim = self.cluster.claims.get(f"{pod.namespace}/{name}")
@@ -583,7 +584,7 @@ class Scheduler:
                     "error",
                     message=(
                         f'running PreBind plugin "DynamicResources": add reservation to claim {c.key}: '
-                        f'ResourceClaim.resource.k8s.io "{c.name}" is invalid: status.reservedFor: '
+                        f"ResourceClaim.resource.k8s.io {quote(c.name)} is invalid: status.reservedFor: "
                         f"Too many: {len(c.reserved_for) + 1}: must have at most {MAX_RESERVED_FOR} items"
                     ),
                     reason="SchedulerError",

@@ -417,13 +417,14 @@ def corpus_namespace(cluster: Cluster) -> Iterator[str]:
 
 def _drakit_verdict(doc: dict[str, Any], features: Any) -> set[str] | None:
     """None when drakit accepts ``doc``; otherwise the field paths it names."""
-    model = require("drakit.model", "load_bundle", "validate")
+    model = require("drakit.model", "validate")
+    sources = require("drakit.sources", "load_bundle")
     errors_mod = require("drakit.errors", "InvalidInput")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "object.yaml"
         path.write_text(yaml.dump(Dumper=KubeDumper, data=doc, sort_keys=False))
         try:
-            bundle = model.load_bundle([str(path)])
+            bundle = sources.load_bundle([str(path)])
         except errors_mod.InvalidInput as exc:
             paths = {e.path for p in exc.problems for e in p.errors}
             return paths or {"<load error>"}

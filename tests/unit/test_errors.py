@@ -63,7 +63,7 @@ def test_errors_are_typed_and_quote_names(call: object, error: type[Exception], 
 def test_object_errors_quote_the_name_and_escape_the_file() -> None:
     ref = ObjectRef("Pod", "a\x1b[31m", "ns", source="in\x1b.yaml", index=2)
     lines = ObjectErrors(ref, (FieldError("metadata.name", ErrorType.INVALID, "a\x1b[31m"),)).lines()
-    assert lines == ['in\\x1b.yaml[2]: Pod "ns/a\\x1b[31m" is invalid: metadata.name: Invalid value: "a\\u001b[31m"']
+    assert lines == ['in\\x1b.yaml[2]: Pod "ns/a\\x1b[31m" is invalid: metadata.name: Invalid value: "a\\x1b[31m"']
 
 
 @pytest.mark.parametrize(

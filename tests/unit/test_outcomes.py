@@ -27,7 +27,7 @@ PINNED: dict[type[StrEnum], list[str]] = {
         "ClaimNotCreated", "TemplateMissing", "ClaimCreationFailed", "ClaimMissing", "ClaimBeingDeleted",
         "ClaimNotOwned", "PodClaimEmpty", "DeviceClassMissing", "FeatureDisabled", "SelectorCompileError",
         "SelectorCostLimit", "SelectorRuntimeError", "NodeSelectorMismatch", "NodeTaintNotTolerated",
-        "NodeUnschedulable", "NoNodes", "NoMatchingDevices", "NotEnoughDevices", "AlternativesExhausted",
+        "NodeUnschedulable", "NodeInsufficientResources", "NoNodes", "NoMatchingDevices", "NotEnoughDevices", "AlternativesExhausted",
         "NearMiss", "DevicesInUse", "ConstraintsUnsatisfiable", "ClaimNotAvailableOnNode",
         "AllocationTimeout", "AllocationError", "Fits", "PrepareFailed", "DriverNotRegistered",
         "NotReservedForPod", "BindingConditionsPending", "BindingFailed", "Running", "Allocated",

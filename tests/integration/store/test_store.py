@@ -213,7 +213,7 @@ def test_compare_agrees_with_the_pure_function(store: RecordStore) -> None:
     by_product = {g.key: g for g in store.compare("product")}
     assert {k: g.n for k, g in by_product.items()} == dict.fromkeys(products, 20)  # a 2-GPU run counts once
     assert store.compare("profile", "no-such-metric") == ()
-    with pytest.raises(InvalidArgument, match="cannot group runs by 'vendor'; choose one of product, profile"):
+    with pytest.raises(InvalidArgument, match='cannot group runs by "vendor"; choose one of product, profile'):
         store.compare("vendor")
 
 

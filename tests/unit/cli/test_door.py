@@ -38,6 +38,26 @@ INVALID: list[Any] = [
     ),
 ]
 
+# Objects the reader converts or derives (a scenario reads neither): decoded, then validated like
+# the rest.  Before, lint typed only resource.k8s.io/v1 objects itself and answered on these.
+CONVERTED: list[Any] = [
+    pytest.param(
+        [{"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "default"},
+          "spec": {"devices": {"requests": [{"name": "Bad_Name", "deviceClassName": "gpu.example.com"}]}}}],
+        "spec.devices.requests[0].name",
+        id="v1beta1-claim-request-name",
+    ),
+    pytest.param(
+        [claim("c", exact("r")),
+         {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "default"},
+          "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}],
+                                         "resourceClaims": [{"name": "gpu", "resourceClaimName": "a",
+                                                             "resourceClaimTemplateName": "b"}]}}}}],
+        "spec.resourceClaims[0]",
+        id="job-template-pod",
+    ),
+]
+
 VERBS: list[Any] = [
     pytest.param(["allocate"], id="allocate"),
     pytest.param(["explain", "pod/p"], id="explain"),
@@ -67,7 +87,7 @@ def write(tmp_path: Path, objects: list[dict[str, Any]], name: str = "in.yaml") 
 
 
 @pytest.mark.parametrize("verb", VERBS)
-@pytest.mark.parametrize(("bad", "field"), INVALID)
+@pytest.mark.parametrize(("bad", "field"), INVALID + CONVERTED)
 def test_verbs_refuse_invalid_objects_with_validates_lines(
     tmp_path: Path, verb: list[str], bad: list[dict[str, Any]], field: str
 ) -> None:

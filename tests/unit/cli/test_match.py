@@ -58,7 +58,7 @@ def test_match_groups_by_node_and_product() -> None:
     [
         pytest.param(["--selector", "device.driver =="], 1, "CEL compile error", id="compile-error"),
         pytest.param(["--class", "nope"], 2, 'device class "nope"', id="unknown-class"),
-        pytest.param([], 2, "--selector", id="nothing-to-match"),
+        pytest.param([], 2, "-s/--cel", id="nothing-to-match"),
     ],
 )
 def test_match_bad_input(args: list[str], want_rc: int, want_text: str) -> None:

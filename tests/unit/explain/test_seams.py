@@ -64,7 +64,9 @@ def test_cli_ok_and_broken_exit_codes() -> None:
     [
         pytest.param("pod/nope", 'error: pod "ml/nope" not found in the input\n', id="not-found"),
         pytest.param("pod/a\x1b[2Jb", 'error: pod "ml/a\\x1b[2Jb" not found in the input\n', id="escape-quoted"),
-        pytest.param("deployment/x", "error: target 'deployment/x': want pod/NAME, claim/NAME or NAME\n", id="kind"),
+        pytest.param("service/x", "error: target 'service/x': want pod/NAME, claim/NAME, job/NAME, deployment/NAME "
+                     "or NAME\n", id="kind"),
+        pytest.param("job/x", 'error: job "ml/x" not found in the input\n', id="workload-not-found"),
     ],
 )
 def test_cli_unknown_target(target: str, message: str) -> None:

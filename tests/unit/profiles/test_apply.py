@@ -175,7 +175,7 @@ def test_applying_twice_changes_nothing_more() -> None:
         pytest.param(POD.replace("priorityClassName: training", "priorityClassName: batch"), "priorityClassName is 'batch'",
                      id="priority-conflict"),
         pytest.param(POD.replace("spec:\n", "spec:\n  resourceClaims:\n  - name: gpus\n    resourceClaimName: other\n", 1),
-                     "resourceClaims already has 'gpus'", id="claim-name-taken"),
+                     'resourceClaims already has "gpus"', id="claim-name-taken"),
         pytest.param(DEPLOYMENT, "no container named nope", id="unknown-container"),
     ],
 )

@@ -283,7 +283,7 @@ def test_namespace_option_contradicting_the_workload_is_an_error(tmp_path: Path)
     path.write_text(CRONJOB, encoding="utf-8")
     code, out, err = _cli(tmp_path, "profile", "apply-to", str(path), "-p", "training-48g", "--include-objects", "-n", "ml")
     assert (code, out) == (1, "")
-    assert "namespace 'research' but the requested namespace is 'ml'" in err and len(err.strip().splitlines()) == 1
+    assert "namespace \"research\" but the requested namespace is \"ml\"" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ BASE = "apiVersion: drakit.dev/v1alpha1\nkind: Profile\n"
     ("text", "want"),
     [
         pytest.param(BASE + "metadata:\n  name: a\nspec:\n  memmory: {min: 48Gi}\n",
-                     "p.yaml:6: Profile \"a\" is invalid: spec.memmory: Forbidden: unknown field (did you mean 'memory'?)",
+                     "p.yaml:6: Profile \"a\" is invalid: spec.memmory: Forbidden: unknown field (did you mean \"memory\"?)",
                      id="unknown-field"),
         pytest.param(BASE + "metadata:\n  name: a\nspec:\n  vendor: nvidia\n  memory:\n    min: 48Gi\n    max: 24Gi\n",
                      'p.yaml:9: Profile "a" is invalid: spec.memory.max: Invalid value: "24Gi": must not be less than '
@@ -33,7 +33,7 @@ BASE = "apiVersion: drakit.dev/v1alpha1\nkind: Profile\n"
         pytest.param(BASE + "metadata:\n  name: a\nspec:\n  memory: {min: 48}\n",
                      "p.yaml:6: Profile \"a\" is invalid: spec.memory.min: Invalid value: 48: Input should be a valid string", id="memory-int-not-string"),
         pytest.param(BASE + "metadata:\n  name: a\nspec:\n  memory: {min: '48'}\n",
-                     'p.yaml:6: Profile "a" is invalid: spec.memory.min: Invalid value: "48": memory \'48\' needs an explicit unit',
+                     'p.yaml:6: Profile "a" is invalid: spec.memory.min: Invalid value: "48": memory "48" needs an explicit unit',
                      id="memory-without-unit"),
         pytest.param(BASE + "metadata:\n  name: a\nspec:\n  minComputeCapability: 8.0\n",
                      "p.yaml:6: Profile \"a\" is invalid: spec.minComputeCapability: Invalid value: 8.0: write versions as quoted strings",

@@ -50,5 +50,5 @@ def test_groups_count_each_run_once_per_distinct_key() -> None:
 
 
 def test_unknown_grouping_is_one_line() -> None:
-    with pytest.raises(InvalidArgument, match=r"cannot group runs by 'gpu'; choose one of product, profile, driverVersion"):
+    with pytest.raises(InvalidArgument, match=r'cannot group runs by "gpu"; choose one of product, profile, driverVersion'):
         compare([], "gpu")

@@ -360,3 +360,18 @@ def test_backlog_visits_each_pod_a_bounded_number_of_times() -> None:
         visits.append(calls[0])
     assert result.attempts > 40 * 800  # every waiting pod still counts an attempt per release
     assert visits[0] == result.attempts and visits[1] <= 3 * 800
+
+
+def test_snapshot_read_back_keeps_bound_pods_in_both_paths() -> None:
+    """A ``--snapshot-at end`` bundle simulated again: no bound pod moves, and both paths agree."""
+    from drakit.sim import scenario_from_objects
+    from drakit.sources import load_bundle
+
+    bundle = load_bundle([str(Path(__file__).resolve().parents[2] / "scenarios" / "sim" / "agreement-end.yaml")])
+    objects = [e.wire for e in bundle.entries if e.kind != "Event"]
+    header = {"apiVersion": "drakit.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "again"}, "spec": {}}
+    plain, _ = both(scenario_from_objects(header, objects), 0, allocator=None)
+    bound = {f"{o['metadata']['namespace']}/{o['metadata']['name']}": o["spec"]["nodeName"]
+             for o in objects if o["kind"] == "Pod" and o["spec"].get("nodeName")}
+    assert len(bound) > 100
+    assert {p.key: p.node for p in plain.pods if p.key in bound} == bound

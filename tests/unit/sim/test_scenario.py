@@ -73,7 +73,7 @@ def test_memory_limit_stops_run_scenario_before_anything_is_built(monkeypatch: p
     assert sc.estimated_bytes() > 100 * 2**20  # the 120 MiB base alone is above it
     with pytest.raises(InvalidInput) as e:
         run_scenario(sc)
-    assert str(e.value).startswith("s.yaml: scenario 't' needs an estimated ")
+    assert str(e.value).startswith("s.yaml: scenario \"t\" needs an estimated ")
     assert "(40 nodes, 320 devices, 0 pods), above the limit of 100 MiB" in str(e.value)
 
 
