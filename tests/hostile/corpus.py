@@ -189,7 +189,7 @@ SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
 
 
 VALIDATING = frozenset({"validate", "trial", "allocate", "explain", "match", "lint", "simulate", "profile-eligible"})
-"""Commands that run API-server validation on their input today (issue 11 item 3 adds the rest)."""
+"""Commands that validate their input at the door (profile apply-to and cel eval do not: neither answers on a cluster)."""
 
 
 def semantic_cases() -> list[Case]:
