@@ -116,6 +116,7 @@ def pipeline(path: Path) -> Measure:
         "from drakit.sources import load_bundle\n"
         "t = time.process_time()\n"
         f"b = load_bundle([{str(path)!r}])\n"
+        "import gc; gc.freeze()  # as the CLI does once its input is loaded\n"
         "f = Features.for_version()\n"
         "validate_report(b.entries, f)\n"
         "diagnose(ExplainInput.from_bundle(b), 'pod', 'train', 'ml', features=f)\n"

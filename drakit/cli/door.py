@@ -7,6 +7,7 @@ exact lines ``drakit validate`` prints (exit 1) instead of being answered on.
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -39,6 +40,21 @@ def open_snapshot(paths: Sequence[str], features: Features, *, as_given: bool = 
     objects that share a name kept in input order.
     """
     bundle = load_bundle(list(paths), allow_duplicate_names=as_given)
+    freeze_loaded()
     if not as_given:  # pods made from workload templates are validated like pods
         refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
-    return ClusterSnapshot.from_bundle(bundle, provenance=Provenance(", ".join(paths), time.time()), as_given=as_given)
+    snapshot = ClusterSnapshot.from_bundle(bundle, provenance=Provenance(", ".join(paths), time.time()), as_given=as_given)
+    freeze_loaded()
+    return snapshot
+
+
+def freeze_loaded() -> None:
+    """Move what a verb just loaded out of the cyclic collector's view (the CLI edge's choice).
+
+    The loaded objects are acyclic (recursive anchors are refused) and live until the process
+    exits; refcounting still frees them, but every full collection would rescan millions of
+    containers (~2 s at 5,000 nodes, ~40% of a diagnosis).  Freezing also exempts whatever else
+    is alive, which a one-shot command does not mind and a long-running server would: that is
+    why the library's loader never does it.
+    """
+    gc.freeze()

@@ -10,7 +10,6 @@ combine the two for each kind of input: :func:`load_bundle` (manifests), :func:`
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -119,11 +118,6 @@ def load_bundle(
         loaded = load_documents(paths, stdin=stdin, progress=progress)
         problems: list[ObjectErrors] = [source_problem(p) for p in loaded.problems]
         bundle, more = decode_documents(loaded.documents, allow_duplicate_names=allow_duplicate_names)
-        # Move what was just built out of the cyclic collector's view before it runs again: it
-        # is acyclic (recursive anchors are refused) and refcounting still frees it when
-        # dropped, but a first collection would rescan millions of containers (~2 s at 5,000
-        # nodes).  This also exempts whatever else is alive now, which a CLI does not mind.
-        gc.freeze()
     problems += more
     if not problems and not loaded.documents:
         problems.append(source_problem(Problem("", None, f"{', '.join(paths)}: no objects found (the input is empty)")))
