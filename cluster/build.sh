@@ -24,7 +24,7 @@ if [[ "${1:-}" == "--print" ]]; then
   exit 0
 fi
 
-binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager)
+binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager kubectl)
 
 # The stamp covers everything that changes the output: module pins, this script,
 # our etcd main and the Go toolchain.
@@ -56,7 +56,8 @@ CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$stagin
   ./cmd/etcd \
   k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-scheduler \
-  k8s.io/kubernetes/cmd/kube-controller-manager
+  k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kubectl
 elapsed=$(( $(date +%s) - start ))
 
 mkdir -p "$bin"
