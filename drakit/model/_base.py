@@ -28,7 +28,8 @@ class Wire(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
-        populate_by_name=True,
+        validate_by_alias=True,
+        validate_by_name=False,  # snake_case keys are unknown fields, as the API server reads them
         strict=True,
         alias_generator=to_camel,
         serialize_by_alias=True,
