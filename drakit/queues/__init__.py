@@ -22,7 +22,7 @@ from drakit.queues.admission import (
     Workload,
     replay,
 )
-from drakit.queues.catalog import Catalog, load_catalog, load_catalog_text
+from drakit.queues.catalog import Catalog, load_catalog_text
 from drakit.queues.compile import compile_catalog, configuration_patch, features, setup_of
 from drakit.queues.kueue import setup_from_objects, workload_from_job, workload_from_object
 from drakit.queues.ledger import QueueLedger, Refused, Reserved
@@ -32,6 +32,6 @@ from drakit.queues.quota import ResourceQuota
 __all__ = [
     "Admission", "Arrive", "Catalog", "ClusterQueue", "Cohort", "DeviceClassMapping", "DeviceRequest", "Engine",
     "Finish", "MemoryLedger", "NotModelled", "PodSet", "QueueLedger", "Refused", "Reserved", "ResourceQuota", "Setup",
-    "Step", "Wait", "WaitReason", "Workload", "compile_catalog", "configuration_patch", "features", "load_catalog",
+    "Step", "Wait", "WaitReason", "Workload", "compile_catalog", "configuration_patch", "features",
     "load_catalog_text", "replay", "setup_from_objects", "setup_of", "workload_from_job", "workload_from_object",
 ]

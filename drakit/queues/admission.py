@@ -359,6 +359,23 @@ class Engine:
                 self._aside[cq].discard(key)
             self._orphans.discard(key)
 
+    def assume(self, wl: Workload, cluster_queue: str, now: float | None = None) -> Admission:
+        """Record a workload already admitted (read from a cluster), charging its usage as Kueue's cache does."""
+        per_set, problem = workload_usage(wl, self.setup)
+        if problem:
+            raise InvalidArgument(f"workload {wl.key}: {problem}")
+        flavor_of = self._group_of[cluster_queue]
+        sets = []
+        for ps, total in per_set:
+            if PODS in flavor_of:
+                total = {**total, PODS: ps.count}
+            sets.append(PodSetAssignment(ps.name, ps.count, {r: flavor_of.get(r, "") for r in total}, total))
+        adm = Admission(wl.key, cluster_queue, tuple(sets), self.now if now is None else now)
+        self.workloads[wl.key] = wl
+        self.admitted[wl.key] = adm
+        self.tree.add(cluster_queue, adm.usage())
+        return adm
+
     def _requeue_aside(self, cq: str) -> None:
         # Kueue's QueueAssociatedInadmissibleWorkloadsAfter: every ClusterQueue of the cohort tree.
         root = self.tree.root_of(cq)

@@ -28,7 +28,7 @@ from drakit.profiles.source import Document, Loc, ParseError, dotted, parse_docu
 from drakit.quantity import Quantity, QuantityError
 
 __all__ = ["API_VERSION", "KIND", "Catalog", "CatalogQueue", "QuoteSpec", "amount", "catalog_json_schema",
-           "load_catalog", "load_catalog_text"]
+           "load_catalog_text"]
 
 API_VERSION = "drakit.dev/v1alpha1"
 KIND = "QueueCatalog"
@@ -231,11 +231,6 @@ def load_catalog_text(text: str, file: str) -> Located:
     return located
 
 
-def load_catalog(path: str) -> Located:
-    with open(path, encoding="utf-8") as f:
-        return load_catalog_text(f.read(), path)
-
-
 def _dupes(names: Iterable[str]) -> list[int]:
     seen: set[str] = set()
     out = []
@@ -283,8 +278,6 @@ def _semantic(lc: Located) -> list[str]:
     queues = {q.name for q in s.queues}
     for i, q in enumerate(s.queues):
         at: tuple[str | int, ...] = ("spec", "queues", i)
-        if q.cohort is not None and q.cohort in queues - set(cohorts):
-            pass
         for j, t in enumerate(q.teams or []):
             if t not in teams:
                 bad((*at, "teams", j), f"Not found: {quote(t)}: no such team in spec.teams")
