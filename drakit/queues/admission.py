@@ -33,6 +33,7 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any, Literal
 
 from drakit.errors import InvalidArgument
@@ -124,7 +125,7 @@ class Workload:
     priority: int = 0
     created: float = 0.0
 
-    @property
+    @cached_property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
@@ -302,8 +303,9 @@ def check_setup(setup: Setup) -> None:
 class Engine:
     """Kueue's queues, cache and scheduler for one setup; feed it events, read its state."""
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, *, fast: bool = True) -> None:
         check_setup(setup)
+        self.fast = fast  # False: one cycle at a time, as Kueue runs them (the reference for the fast path)
         self.setup = setup
         self._cqs = {cq.name: cq for cq in setup.cluster_queues}
         self._group_of: dict[str, dict[str, str]] = {  # cq -> resource -> flavor
@@ -313,7 +315,10 @@ class Engine:
                               ((c.name, c.parent, c.quotas) for c in setup.cohorts))
         self.workloads: dict[str, Workload] = {}
         self.admitted: dict[str, Admission] = {}
-        self.waits: dict[str, Wait] = {}
+        self._waits: dict[str, Wait] = {}
+        self._dirty = False
+        self._running = {name: 0 for name in self._cqs}
+        self._usage_cache: dict[str, tuple[Workload, list[tuple[PodSet, dict[str, int]]], str, Any]] = {}
         self._heap: dict[str, list[tuple[int, float, str]]] = {name: [] for name in self._cqs}
         self._aside: dict[str, set[str]] = {name: set() for name in self._cqs}
         self._orphans: set[str] = set()  # LocalQueue missing: Kueue keeps them out of every ClusterQueue
@@ -336,10 +341,10 @@ class Engine:
         if cq is None or cq not in self._cqs:
             self._orphans.add(wl.key)
             what = f"LocalQueue {wl.queue} doesn't exist" if cq is None else f"ClusterQueue {cq} doesn't exist"
-            self.waits[wl.key] = Wait(wl.key, cq or "", WaitReason.NO_QUEUE, what)
+            self._waits[wl.key] = Wait(wl.key, cq or "", WaitReason.NO_QUEUE, what)
             return
         self._push(cq, wl)
-        self.waits[wl.key] = Wait(wl.key, cq, WaitReason.NOT_TRIED, "waiting for its turn")
+        self._waits[wl.key] = Wait(wl.key, cq, WaitReason.NOT_TRIED, "waiting for its turn")
 
     def finish(self, key: str, now: float | None = None) -> None:
         """The workload ended (or was deleted): its quota is freed and its cohort's set-aside retried."""
@@ -347,8 +352,10 @@ class Engine:
             self.now = now
         adm = self.admitted.pop(key, None)
         wl = self.workloads.pop(key, None)
-        self.waits.pop(key, None)
+        self._waits.pop(key, None)
+        self._usage_cache.pop(key, None)
         if adm is not None:
+            self._running[adm.cluster_queue] -= 1
             self.tree.remove(adm.cluster_queue, adm.usage())
             self._requeue_aside(adm.cluster_queue)
         elif wl is not None:
@@ -373,6 +380,7 @@ class Engine:
         adm = Admission(wl.key, cluster_queue, tuple(sets), self.now if now is None else now)
         self.workloads[wl.key] = wl
         self.admitted[wl.key] = adm
+        self._running[cluster_queue] += 1
         self.tree.add(cluster_queue, adm.usage())
         return adm
 
@@ -389,18 +397,81 @@ class Engine:
 
     # -- scheduling ------------------------------------------------------------------------
 
-    def settle(self, now: float | None = None, max_cycles: int = 1_000_000) -> list[str]:
+    def settle(self, now: float | None = None, max_cycles: int = 10_000_000) -> list[str]:
         """Run cycles until one admits nothing and sets nothing aside; returns the keys admitted."""
         if now is not None:
             self.now = now
         admitted: list[str] = []
-        for _ in range(max_cycles):
+        cycles = 0
+        while cycles < max_cycles:
+            if self.fast:
+                cycles += self._fast_forward()
             got, changed = self.cycle()
+            cycles += 1
             admitted += got
             if not got and not changed:
                 break
-        self._refresh_positions()
+        self._dirty = True
         return admitted
+
+    def _fast_forward(self) -> int:
+        """Skip the cycles in which every head is set aside; returns how many were skipped.
+
+        While no cycle admits anything the quota tree does not change, so each head's outcome
+        is a function of its demand alone: a BestEffortFIFO queue sets aside head after head
+        until one fits.  Kueue spends one cycle per set-aside head (its #14477); the outcome of
+        ``k`` such cycles, where ``k`` is the smallest run of set-asides over the queues (a
+        StrictFIFO queue whose head does not fit never changes), is computed here at once.
+        """
+        memo: dict[tuple[str, Any], _Nominated] = {}
+        runs: dict[str, list[tuple[tuple[int, float, str], _Nominated]]] = {}
+        bound: int | None = None  # cycles until some queue's head fits (and the tree changes)
+        for name, heap in self._heap.items():
+            cq = self._cqs[name]
+            taken: list[tuple[tuple[int, float, str], _Nominated]] = []
+            while heap:
+                if bound is not None and len(taken) >= bound:
+                    break
+                entry = heapq.heappop(heap)
+                e = self._nominate_memo(cq, self.workloads[entry[2]], memo)
+                aside = e.mode is not Mode.FIT and (cq.strategy == "BestEffortFIFO" or e.reason is WaitReason.NAMESPACE)
+                if not aside:
+                    heapq.heappush(heap, entry)
+                    if e.mode is Mode.FIT:
+                        bound = len(taken) if bound is None else min(bound, len(taken))
+                    break
+                taken.append((entry, e))
+            runs[name] = taken
+        k = bound if bound is not None else max((len(t) for t in runs.values()), default=0)
+        for name, taken in runs.items():
+            for entry, _ in taken[k:]:
+                heapq.heappush(self._heap[name], entry)
+            for _, e in taken[:k]:
+                self._aside[name].add(e.wl.key)
+                self._waits[e.wl.key] = Wait(e.wl.key, name, e.reason, e.message, set_aside=True)
+        self.cycles += k
+        return k
+
+    def _nominate_memo(self, cq: ClusterQueue, wl: Workload, memo: dict[tuple[str, Any], _Nominated]) -> _Nominated:
+        """Nomination against the unchanged tree, shared by workloads of one queue with the same demand."""
+        sig = (cq.name, self._cached(wl)[3])
+        hit = memo.get(sig)
+        if hit is None:
+            hit = memo[sig] = self._nominate(cq, wl, self.tree, self._running)
+        return hit if hit.wl is wl else _Nominated(wl, cq, hit.mode, hit.borrow, hit.pod_sets, hit.usage, hit.reason, hit.message)
+
+    def _cached(self, wl: Workload) -> tuple[Workload, list[tuple[PodSet, dict[str, int]]], str, Any]:
+        hit = self._usage_cache.get(wl.key)
+        if hit is None or hit[0] is not wl:
+            per_set, problem = workload_usage(wl, self.setup)
+            # what nomination depends on besides the tree: the demand, and the namespace when it is refused
+            sig = (problem, wl.namespace, tuple((ps.name, ps.count, tuple(sorted(total.items()))) for ps, total in per_set))
+            hit = self._usage_cache[wl.key] = (wl, per_set, problem, sig)
+        return hit
+
+    def _usage_of(self, wl: Workload) -> tuple[list[tuple[PodSet, dict[str, int]]], str]:
+        hit = self._cached(wl)
+        return hit[1], hit[2]
 
     def cycle(self) -> tuple[list[str], bool]:
         """One scheduling cycle; returns (admitted keys, whether anything was set aside)."""
@@ -413,10 +484,7 @@ class Engine:
             return [], False
         self.cycles += 1
         snap = self.tree.copy()
-        running = {name: 0 for name in self._cqs}
-        for adm in self.admitted.values():
-            running[adm.cluster_queue] += 1
-        entries = [self._nominate(self._cqs[name], wl, snap, running) for name, wl in heads]
+        entries = [self._nominate(self._cqs[name], wl, snap, self._running) for name, wl in heads]
         entries.sort(key=lambda e: (e.borrow, -e.wl.priority, e.wl.created, e.wl.key))
         got: list[str] = []
         immediate: list[_Nominated] = []
@@ -439,15 +507,16 @@ class Engine:
             self.tree.add(e.cq.name, e.usage)
             adm = Admission(e.wl.key, e.cq.name, tuple(e.pod_sets), self.now, {fr: v for fr, v in borrowed.items() if v > 0})
             self.admitted[e.wl.key] = adm
-            self.waits.pop(e.wl.key, None)
+            self._running[e.cq.name] += 1
+            self._waits.pop(e.wl.key, None)
             self.order.append(e.wl.key)
             got.append(e.wl.key)
         for e in immediate:
             self._push(e.cq.name, e.wl)
-            self.waits[e.wl.key] = Wait(e.wl.key, e.cq.name, e.reason, e.message)
+            self._waits[e.wl.key] = Wait(e.wl.key, e.cq.name, e.reason, e.message)
         for e in aside:
             self._aside[e.cq.name].add(e.wl.key)
-            self.waits[e.wl.key] = Wait(e.wl.key, e.cq.name, e.reason, e.message, set_aside=True)
+            self._waits[e.wl.key] = Wait(e.wl.key, e.cq.name, e.reason, e.message, set_aside=True)
         return got, bool(aside)
 
     def _reserve(self, e: _Nominated, snap: QuotaTree) -> dict[FlavorResource, int]:
@@ -470,7 +539,7 @@ class Engine:
 
         if cq.namespaces is not None and wl.namespace not in cq.namespaces:
             return refuse(WaitReason.NAMESPACE, "Workload namespace doesn't match ClusterQueue selector")
-        per_set, problem = workload_usage(wl, self.setup)
+        per_set, problem = self._usage_of(wl)
         if problem:
             return refuse(WaitReason.MISCONFIGURED, problem)
         flavor_of = self._group_of[cq.name]
@@ -537,17 +606,25 @@ class Engine:
         keys = [k for _, _, k in self._heap[cq]] + sorted(self._aside[cq])
         return sorted(keys, key=lambda k: (-self.workloads[k].priority, self.workloads[k].created, k))
 
+    @property
+    def waits(self) -> dict[str, Wait]:
+        """Why each workload not admitted waits, with the workloads ahead of it (kept up to date lazily)."""
+        if self._dirty:
+            self._refresh_positions()
+            self._dirty = False
+        return self._waits
+
     def _refresh_positions(self) -> None:
         for name in self._cqs:
             queue = self.pending(name)
             for i, key in enumerate(queue):
-                w = self.waits.get(key)
+                w = self._waits.get(key)
                 if w is None:
                     continue
                 ahead = tuple(queue[:i])
                 if w.reason is WaitReason.NOT_TRIED and self._cqs[name].strategy == "StrictFIFO" and ahead:
                     w = Wait(key, name, WaitReason.BEHIND_HEAD, f"{len(ahead)} ahead in StrictFIFO order")
-                self.waits[key] = Wait(w.workload, w.cluster_queue, w.reason, w.message, w.set_aside, ahead)
+                self._waits[key] = Wait(w.workload, w.cluster_queue, w.reason, w.message, w.set_aside, ahead)
 
     def usage(self, cq: str) -> dict[FlavorResource, int]:
         return {fr: self.tree.usage(cq, fr) for fr in self._cqs[cq].quotas}
@@ -556,9 +633,9 @@ class Engine:
 _RANK = {Mode.NO_FIT: 0, Mode.PREEMPT: 1, Mode.FIT: 2}
 
 
-def replay(setup: Setup, events: Iterable[Arrive | Finish]) -> tuple[Engine, list[Step]]:
+def replay(setup: Setup, events: Iterable[Arrive | Finish], *, fast: bool = True) -> tuple[Engine, list[Step]]:
     """Apply events in order, settling after each; the scenario form both sides of a comparison share."""
-    engine = Engine(setup)
+    engine = Engine(setup, fast=fast)
     steps: list[Step] = []
     for ev in events:
         if isinstance(ev, Arrive):
