@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 invalid input (or "invalid" verdicts), 2 usage (a wrong command line,
 an object named on it that is not in the input, a malformed argument), 3 unsatisfiable,
-4 allocation error.  No command ever ends in a traceback for bad input, and no message reaches
+4 allocation error; 5-8 the live cluster's (unreachable, refused, no DRA v1, apply conflict: see
+``drakit.live.client.EXIT_CODES``).  No command ever ends in a traceback for bad input, and no message reaches
 the terminal with a control character in it.
 """
 
@@ -130,9 +131,9 @@ def _run(app: typer.Typer, args: list[str] | None) -> int:
     except AllocationError as e:
         error_line(str(e))
         return EXIT_ERROR
-    except DrakitError as e:
+    except DrakitError as e:  # a live cluster's errors carry their own code (docs/live.md)
         error_line(str(e))
-        return EXIT_INVALID
+        return int(getattr(e, "exit_code", EXIT_INVALID))
     except KeyboardInterrupt:
         return 130
     return EXIT_OK

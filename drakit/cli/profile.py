@@ -11,10 +11,14 @@ import yaml
 
 from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, emit
 from drakit.cli.options import (
+    Context,
+    Demo,
     FeatureGates,
     Files,
     Format,
+    Kubeconfig,
     KubernetesVersion,
+    RequestTimeout,
     features,
     kube_name,
     output_option,
@@ -140,16 +144,21 @@ def eligible_cmd(
     ] = Format.text,
     kubernetes_version: KubernetesVersion = NEWEST_VERSION,
     feature_gates: FeatureGates = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    demo: Demo = False,
+    request_timeout: RequestTimeout = 30.0,
 ) -> None:
     """Per profile: qualifying devices by product and node, excluded devices with the reason.
 
     No -n, -A or -l: devices live in cluster-scoped ResourceSlices.
     """
-    from drakit.cli.door import open_snapshot
+    from drakit.cli.door import Source, open_source
     from drakit.profiles.eligibility import eligibility
 
     compiled = _compiled(profiles, driver, None)
-    snapshot = open_snapshot(filename, features(kubernetes_version, feature_gates))
+    snapshot = open_source(Source(filename, kubeconfig, context, demo, request_timeout),
+                           features(kubernetes_version, feature_gates), namespace=None, kinds=("ResourceSlice",))
     results = [eligibility(cp, snapshot.slices) for cp in compiled]
     if output == Format.text:
         print("\n\n".join(r.render_text() for r in results))

@@ -1,7 +1,7 @@
 """A live cluster as a :class:`ClusterSnapshot`: the kinds explain, allocate and simulate read.
 
 Cluster-scoped kinds (Nodes, DeviceClasses, ResourceSlices, DeviceTaintRules) are read whole;
-namespaced ones (ResourceClaims, templates, Pods, Events) in one namespace or all.  ``-l``
+Pods, Events and claim templates in one namespace or all; ResourceClaims in all (see :class:`Scope`).  ``-l``
 narrows the Pods only: a pod's claims, classes and devices are what it is explained against,
 whatever their labels.  Lists are paged (``limit``/``continue``, 500 a page as kubectl pages)
 and parsed from raw JSON straight into wire dicts; kinds are read concurrently, because the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -26,14 +26,23 @@ PAGE = 500
 
 @dataclass(frozen=True)
 class Scope:
-    """``-n NS`` (``namespace``), ``-A`` (``None``), ``-l`` (``pod_selector``)."""
+    """``-n NS`` (``namespace``), ``-A`` (``None``), ``-l`` (``pod_selector``), and the kinds a verb needs.
+
+    The namespace narrows Pods, Events and ResourceClaimTemplates.  ResourceClaims are read in
+    every namespace whenever the identity may: a claim allocated anywhere holds its devices,
+    and a pod's explanation must see them busy.
+    """
 
     namespace: str | None = "default"
     pod_selector: str = ""
+    kinds: frozenset[str] | None = None
 
     def describe(self) -> str:
         where = f"namespace {self.namespace}" if self.namespace else "all namespaces"
         return where + (f", pods -l {self.pod_selector}" if self.pod_selector else "")
+
+    def wants(self, kind: str) -> bool:
+        return self.kinds is None or kind in self.kinds
 
 
 def require_dra(info: ServerInfo) -> None:
@@ -67,18 +76,31 @@ def list_all(client: ClusterClient, kind: str, *, namespace: str | None = None, 
             return items, version
 
 
-def read_snapshot(client: ClusterClient, scope: Scope = Scope(), *, source: str = "cluster",
-                  workers: int = 4, info: ServerInfo | None = None) -> ClusterSnapshot:
-    """The snapshot of what ``scope`` sees, checked for DRA v1 first."""
+def read_snapshot(client: ClusterClient, scope: Scope = Scope(), *, source: str = "cluster", workers: int = 4,
+                  info: ServerInfo | None = None, warn: Callable[[str], None] | None = None) -> ClusterSnapshot:
+    """The snapshot of what ``scope`` sees, checked for DRA v1 first.
+
+    An identity that may read claims in its namespace only gets a snapshot with those claims
+    and a warning through ``warn``: devices that claims elsewhere hold then look free.
+    """
     info = info or client.server_info()
     require_dra(info)
-    jobs: list[tuple[str, str | None, str]] = [(k, None, "") for k in CLUSTER_KINDS if _served(k, info)]
-    jobs += [(k, scope.namespace, scope.pod_selector if k == "Pod" else "") for k in NAMESPACED_KINDS]
+    jobs: list[tuple[str, str | None, str]] = [(k, None, "") for k in CLUSTER_KINDS if scope.wants(k) and _served(k, info)]
+    jobs += [(k, None if k == "ResourceClaim" else scope.namespace, scope.pod_selector if k == "Pod" else "")
+             for k in NAMESPACED_KINDS if scope.wants(k)]
     started = time.time()
 
     def one(job: tuple[str, str | None, str]) -> tuple[list[Obj], str]:
         kind, ns, selector = job
-        return list_all(client, kind, namespace=ns, label_selector=selector)
+        try:
+            return list_all(client, kind, namespace=ns, label_selector=selector)
+        except ClusterError as e:
+            if e.code is not ErrorCode.FORBIDDEN or kind != "ResourceClaim" or ns is not None or not scope.namespace:
+                raise
+        if warn is not None:
+            warn(f"may not list resourceclaims in every namespace: reading namespace {scope.namespace} only, "
+                 "so devices that claims elsewhere hold look free")
+        return list_all(client, kind, namespace=scope.namespace)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(one, jobs))

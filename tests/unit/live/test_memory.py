@@ -41,7 +41,8 @@ def test_list_all_follows_continue_and_misses_nothing(n: int, limit: int) -> Non
 @pytest.mark.parametrize(
     ("scope", "claims", "pods"),
     [
-        pytest.param(Scope("default"), ["default/a"], ["default/p"], id="one-namespace"),
+        # claims are read everywhere: an allocated claim in any namespace holds its devices
+        pytest.param(Scope("default"), ["default/a", "ml/b"], ["default/p"], id="one-namespace"),
         pytest.param(Scope(None), ["default/a", "ml/b"], ["default/p", "ml/q"], id="all-namespaces"),
         pytest.param(Scope(None, "team=ml"), ["default/a", "ml/b"], ["ml/q"], id="selector-narrows-pods-only"),
     ],
@@ -70,6 +71,27 @@ def test_snapshot_without_dra_v1_names_the_version(version: str, said: str) -> N
         read_snapshot(cluster)
     assert e.value.code is ErrorCode.UNSUPPORTED and e.value.exit_code == 7
     assert said in str(e.value)
+
+
+def test_namespaced_identity_reads_its_claims_with_a_warning() -> None:
+    class NamespacedOnly(MemoryCluster):
+        def list(self, kind: str, *, namespace: str | None = None, **kw: Any) -> Any:
+            if kind == "ResourceClaim" and namespace is None:
+                raise ClusterError(ErrorCode.FORBIDDEN, "forbidden", status=403)
+            return super().list(kind, namespace=namespace, **kw)
+
+    cluster = NamespacedOnly.of([claim("a"), claim("b", "ml")])
+    warnings: list[str] = []
+    snap = read_snapshot(cluster, Scope("ml"), warn=warnings.append)
+    assert [c["metadata"]["name"] for c in snap.claims] == ["b"]
+    assert warnings == ["may not list resourceclaims in every namespace: reading namespace ml only, "
+                        "so devices that claims elsewhere hold look free"]
+
+
+def test_scope_kinds_read_only_what_a_verb_needs() -> None:
+    cluster = MemoryCluster.of([node("n1"), claim("a"), pod("p")])
+    snap = read_snapshot(cluster, Scope(None, kinds=frozenset({"ResourceSlice", "DeviceClass"})))
+    assert (snap.nodes, snap.claims, snap.pods) == ((), (), ())
 
 
 def test_injected_failure_reaches_the_caller() -> None:
