@@ -188,7 +188,7 @@ def _exit(answers: Sequence[NodeAnswer]) -> int:
 def register(app: typer.Typer) -> None:
     @app.command("allocate")
     def allocate_cmd(
-        files: Files,
+        files: Files = [],  # noqa: B006  (no -f: the cluster)
         target: Annotated[
             list[str] | None, typer.Argument(metavar="TARGET", help="pod/NAME or pod NAME (default: every unallocated claim)")
         ] = None,

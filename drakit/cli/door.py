@@ -56,11 +56,9 @@ def open_source(source: Source, features: Features, *, namespace: str | None = "
         return open_snapshot(list(source.files) or demo_paths(), features, as_given=as_given)
     if as_given:
         raise UsageError("--as-given takes manifests (-f): objects from a cluster are as the API server keeps them")
-    from drakit.live.config import ConnectOptions
-    from drakit.live.kube import KubeClient
     from drakit.live.snapshot import Scope, read_snapshot
 
-    client = KubeClient.connect(ConnectOptions(source.kubeconfig, source.context, source.timeout))
+    client = live_client(source)
     try:
         scope = Scope(namespace, pod_selector, frozenset(kinds) if kinds is not None else None)
         snapshot = read_snapshot(client, scope, source=client.target.describe(),
@@ -69,6 +67,14 @@ def open_source(source: Source, features: Features, *, namespace: str | None = "
         client.close()
     freeze_loaded()
     return snapshot
+
+
+def live_client(source: Source) -> Any:
+    """A :class:`drakit.live.kube.KubeClient` for ``source``'s kubeconfig and context (the caller closes it)."""
+    from drakit.live.config import ConnectOptions
+    from drakit.live.kube import KubeClient
+
+    return KubeClient.connect(ConnectOptions(source.kubeconfig, source.context, source.timeout))
 
 
 def refuse_invalid(entries: Iterable[Any], features: Features) -> None:

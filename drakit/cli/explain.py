@@ -117,7 +117,7 @@ def render_pending_text(report: PendingReport, *, wide: bool = False) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("explain")
     def explain_cmd(
-        files: Files,
+        files: Files = [],  # noqa: B006  (no -f: the cluster)
         targets: Annotated[
             list[str] | None,
             typer.Argument(metavar="TARGET", help="pod/NAME, claim/NAME, NAME, pod NAME..., or pods with --all-pending"),

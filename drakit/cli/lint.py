@@ -59,7 +59,7 @@ def _is_profile(value: Any) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command("lint")
     def lint_cmd(
-        filename: Files,
+        filename: Files = [],  # noqa: B006  (no -f: the cluster)
         output: Annotated[
             str, output_option(Format.text, Format.json, Format.yaml, note="Findings are not objects: no wide or name.")
         ] = Format.text,

@@ -95,7 +95,7 @@ _CEL_HINT = "match selects devices by CEL with -s/--cel EXPR; devices have attri
 def register(app: typer.Typer) -> None:
     @app.command("match")
     def match(
-        files: Files,
+        files: Files = [],  # noqa: B006  (no -f: the cluster)
         cel: Annotated[
             list[str],
             typer.Option("-s", "--cel", metavar="EXPR", help="CEL selector, as in a claim's selectors; repeatable."),

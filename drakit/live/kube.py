@@ -214,13 +214,15 @@ class KubeClient:
 
     def _transport(self, e: BaseException) -> ClusterError:
         text = _one_line(str(e))
+        # urllib3's NewConnectionError subclasses ConnectTimeoutError: a refusal is no timeout.
+        timed_out = isinstance(e, ConnectTimeoutError | ReadTimeoutError) and not isinstance(e, NewConnectionError)
+        if timed_out or "timed out" in text:
+            return ClusterError(ErrorCode.TIMEOUT, f"the API server at {self.server} did not answer within "
+                                f"{self.target.timeout:g}s", hint="retry, or raise --request-timeout")
         if isinstance(e, SSLError) or "SSL" in type(e).__name__ or "CERTIFICATE" in text.upper():
             reason = text.split("] ", 1)[-1] if "] " in text else text
             return ClusterError(ErrorCode.TLS, f"TLS with the API server at {self.server} failed: {_tls_reason(reason)}",
                                 hint=f"check the certificate-authority of {self.target.describe()}")
-        if isinstance(e, ConnectTimeoutError | ReadTimeoutError) or "timed out" in text:
-            return ClusterError(ErrorCode.TIMEOUT, f"the API server at {self.server} did not answer within "
-                                f"{self.target.timeout:g}s", hint="retry, or raise --request-timeout")
         why = "connection refused" if "refused" in text.lower() else text
         return ClusterError(ErrorCode.UNREACHABLE, f"cannot reach the API server at {self.server}: {why}",
                             hint=f"is the cluster of {self.target.describe()} running?")
