@@ -93,6 +93,13 @@ class _TerminalSafe(io.TextIOBase):
         return getattr(self._target, "encoding", None) or "utf-8"
 
 
+def write_plain(text: str) -> None:
+    """Write ``text`` that holds no control character at all (ASCII-escaped JSON) past the
+    terminal filter: translating a fleet-sized bundle costs seconds and changes nothing."""
+    target = sys.stdout._target if isinstance(sys.stdout, _TerminalSafe) else sys.stdout
+    target.write(text)
+
+
 def run_guarded(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run the typer app on ``args`` (default: ``sys.argv``); map drakit exceptions to exit codes.
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from drakit.cli.console import write_plain
 from drakit.cli.door import Source, freeze_loaded, live_client
 from drakit.cli.options import (
     AllNamespaces,
@@ -71,10 +72,13 @@ def register(app: typer.Typer) -> None:
         if not no_redact:
             items, counts = redact(items)
             print(counts.summary(), file=sys.stderr)
-        doc = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": snap.provenance.resource_version},
-               "items": items}
+        meta = {"resourceVersion": snap.provenance.resource_version}
         if output == Format.json:
-            json.dump(doc, sys.stdout, ensure_ascii=False, separators=(",", ":"))
-            sys.stdout.write("\n")
+            # Item by item with the C encoder (json.dump would run the pure-Python one), ASCII
+            # escaped, so no control character can reach a terminal and no filter is needed.
+            write_plain(json.dumps({"apiVersion": "v1", "kind": "List", "metadata": meta})[:-1] + ', "items": [\n')
+            for i, item in enumerate(items):
+                write_plain(("," if i else "") + json.dumps(item, separators=(",", ":")) + "\n")
+            write_plain("]}\n")
         else:
-            _dump_yaml(doc)
+            _dump_yaml({"apiVersion": "v1", "kind": "List", "metadata": meta, "items": items})
