@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -50,11 +51,11 @@ class KubeClient:
     """A ClusterClient on one kubeconfig context (or the in-cluster config)."""
 
     def __init__(self, target: Target) -> None:
+        import yaml
         from kubernetes.client import ApiClient, Configuration
         from kubernetes.config import ConfigException, load_incluster_config
         from kubernetes.config.kube_config import _get_kube_config_loader
 
-        self.target = target
         config = Configuration()
         try:
             if target.in_cluster:
@@ -64,8 +65,10 @@ class KubeClient:
                     filename=":".join(target.files), active_context=target.context, persist_config=False
                 )
                 loader.load_and_set(config)
-        except (ConfigException, OSError, ValueError, KeyError, TypeError) as e:
+                target = replace(target, context=str(loader.current_context["name"]))  # named in errors
+        except (ConfigException, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as e:
             raise ClusterError(ErrorCode.INVALID, f"{target.describe()}: {_one_line(str(e))}") from None
+        self.target = target
         # One retry on a refused connection, none on reads: a verb answers or fails fast.
         config.retries = urllib3.Retry(total=1, connect=1, read=0, status=0, redirect=0)
         self.config = config

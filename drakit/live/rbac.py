@@ -39,44 +39,48 @@ class Subject:
 
 
 def _rule(group: str, resources: list[str], verbs: list[str]) -> Obj:
-    return {"apiGroups": [group], "resources": resources, "verbs": verbs}
+    return {"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}  # no shared lists: no YAML anchors
 
 
 _INVENTORY = [_rule("", ["nodes"], READ), _rule(GROUP, ["deviceclasses", "resourceslices", "devicetaintrules"], READ)]
 _WORKLOADS = [_rule("", ["pods", "events"], READ), _rule(GROUP, ["resourceclaims", "resourceclaimtemplates"], READ)]
 
 
+def _meta(name: str, namespace: str | None) -> Obj:
+    return {"name": name, **({"namespace": namespace} if namespace else {}), "labels": {"app.kubernetes.io/name": "drakit"}}
+
+
 def _role(kind: str, name: str, rules: list[Obj], namespace: str | None = None) -> Obj:
-    meta: Obj = {"name": name, "labels": {"app.kubernetes.io/name": "drakit"}}
-    if namespace:
-        meta["namespace"] = namespace
+    meta = _meta(name, namespace)
     return {"apiVersion": RBAC, "kind": kind, "metadata": meta, "rules": rules}
 
 
 def _binding(role: Obj, subject: Subject, namespace: str | None = None) -> Obj:
     kind = "RoleBinding" if role["kind"] == "Role" else "ClusterRoleBinding"
-    meta: Obj = {"name": role["metadata"]["name"], "labels": {"app.kubernetes.io/name": "drakit"}}
-    if namespace:
-        meta["namespace"] = namespace
-    return {"apiVersion": RBAC, "kind": kind, "metadata": meta,
+    return {"apiVersion": RBAC, "kind": kind, "metadata": _meta(role["metadata"]["name"], namespace),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role["kind"], "name": role["metadata"]["name"]},
             "subjects": [subject.to_json()]}
 
 
 def manifests(role: str, *, namespace: str = "default", subject: Subject | None = None) -> list[Obj]:
-    """The objects of ``role`` (one of :data:`ROLES`) bound to ``subject``."""
+    """The objects of ``role`` (one of :data:`ROLES`) bound to ``subject`` (a ServiceAccount
+    subject's ServiceAccount included)."""
     who = subject or Subject(namespace=namespace)
     if role == "reader":
         cluster = _role("ClusterRole", "drakit-reader", _INVENTORY + _WORKLOADS)
-        return [cluster, _binding(cluster, who)]
-    if role == "reader-namespaced":
+        objects = [cluster, _binding(cluster, who)]
+    elif role == "reader-namespaced":
         cluster = _role("ClusterRole", "drakit-inventory-reader", _INVENTORY)
         local = _role("Role", "drakit-reader", _WORKLOADS, namespace)
-        return [cluster, _binding(cluster, who), local, _binding(local, who, namespace)]
-    if role == "profile-applier":
+        objects = [cluster, _binding(cluster, who), local, _binding(local, who, namespace)]
+    elif role == "profile-applier":
         write = ["get", "create", "patch"]
         cluster = _role("ClusterRole", "drakit-profile-applier", [_rule(GROUP, ["deviceclasses"], write)])
         local = _role("Role", "drakit-profile-applier", [_rule(GROUP, ["resourceclaimtemplates", "resourceclaims"], write)],
                       namespace)
-        return [cluster, _binding(cluster, who), local, _binding(local, who, namespace)]
-    raise ValueError(f"unknown role {role!r}: want one of {', '.join(ROLES)}")
+        objects = [cluster, _binding(cluster, who), local, _binding(local, who, namespace)]
+    else:
+        raise ValueError(f"unknown role {role!r}: want one of {', '.join(ROLES)}")
+    if who.kind == "ServiceAccount":
+        objects.insert(0, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(who.name, who.namespace)})
+    return objects
