@@ -129,7 +129,7 @@ PREPARE_TEXTS: tuple[KubeletText, ...] = (
     _text("pod %s (%s) is not allowed to use ResourceClaim %s (%s)", _MANAGER,
           rf"^pod (?P<pod>\S+) \([^)]*\) is not allowed to use ResourceClaim {_NAME} \(",
           PrepareClass.POD_NOT_RESERVED, Verdict.BROKEN, Owner.PLATFORM,
-          "the claim's status.reservedFor does not list the pod: it bypassed the scheduler (spec.nodeName "
+          "status.reservedFor of ResourceClaim {claim} does not list pod {pod}: it bypassed the scheduler (spec.nodeName "
           "preset) or its reservation was removed; recreate the pod without nodeName"),
     # The kubelet's own 45 s deadline on the NodePrepareResources call (plugin/dra_plugin.go).
     _text("NodePrepareResources: %w (gRPC DeadlineExceeded)", _MANAGER,
