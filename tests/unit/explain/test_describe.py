@@ -204,4 +204,4 @@ def test_each_preparation_class_is_described_and_explained(error: str, code: str
         assert (d.diagnosis.code.value, d.diagnosis.verdict.value, d.diagnosis.owner.value) == (code, verdict, owner)
         assert "mi300-0" in d.diagnosis.fix or "train-gpus-x7k2p" in d.diagnosis.fix
     head = next(x for x in d.diagnosis.findings if x.code.value == code)
-    assert head.detail["prepare"] == [p.id for p in FIVE_CLASSES if p.values[1] == code][0]
+    assert head.detail["prepare"] == next(p.id for p in FIVE_CLASSES if p.values[1] == code)
