@@ -745,11 +745,16 @@ def untolerated_node_taint(pod: Obj, node: Obj) -> str:
 
 
 def _diagnose_pod(ctx: _Ctx, pod: Obj) -> None:
+    phase = (pod.get("status") or {}).get("phase")
+    bound = (pod.get("spec") or {}).get("nodeName")
+    # On a bound pod the kubelet's newest word comes first: it also explains a claim deleted
+    # after scheduling ("fetch ResourceClaim ... not found"), which the claim checks would only
+    # call missing.
+    if bound and phase in (None, "Pending") and _kubelet_failure(ctx, pod, str(bound)):
+        return
     claims = _pod_claims(ctx, pod)  # 1.
     if claims is None:
         return
-    phase = (pod.get("status") or {}).get("phase")
-    bound = (pod.get("spec") or {}).get("nodeName")
     if phase == "Running":
         ctx.add(ExplainCode.RUNNING, f"pod {key_of(pod)} is running on node {bound or '?'}",
                 Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
@@ -1647,15 +1652,7 @@ def _partial(ctx: _Ctx, pending: list[_Claim], node: Obj, inv: Inventory) -> Par
 
 def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str, via: str = "") -> bool:
     """Stage 7 for a bound pod; ``via`` names the pod when a claim is the target.  True if blocked."""
-    events = [
-        e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod)) if e.get("reason") == PREPARE_REASON
-    ]
-    if events:
-        msg = str(in_time_order(events)[-1].get("message") or "")
-        failure = classify_prepare(msg, node=node)
-        ctx.add(failure.code, f"{via}node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
-                failure.verdict, failure.owner, hint=failure.next_step, event=msg, pod=key_of(pod),
-                prepare=failure.cls.value, driver=failure.names.get("driver", ""), grpc=failure.names.get("grpc", ""))
+    if _kubelet_failure(ctx, pod, node, via):
         return True
     if via:
         return False
@@ -1671,6 +1668,21 @@ def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str, via: str
     ctx.add(ExplainCode.ALLOCATED, f"every claim is allocated and the pod is bound to node {node}; "
             "no preparation failure reported", Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
     return False
+
+
+def _kubelet_failure(ctx: _Ctx, pod: Obj, node: str, via: str = "") -> bool:
+    """The newest ``FailedPrepareDynamicResources`` of ``pod``, classified (:mod:`drakit.explain.events`)."""
+    events = [
+        e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod)) if e.get("reason") == PREPARE_REASON
+    ]
+    if not events:
+        return False
+    msg = str(in_time_order(events)[-1].get("message") or "")
+    failure = classify_prepare(msg, node=node)
+    ctx.add(failure.code, f"{via}node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
+            failure.verdict, failure.owner, hint=failure.next_step, event=msg, pod=key_of(pod),
+            prepare=failure.cls.value, driver=failure.names.get("driver", ""), grpc=failure.names.get("grpc", ""))
+    return True
 
 
 def _binding(ctx: _Ctx, claim: Obj, key: str) -> bool:

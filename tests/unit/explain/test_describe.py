@@ -205,3 +205,13 @@ def test_each_preparation_class_is_described_and_explained(error: str, code: str
         assert "mi300-0" in d.diagnosis.fix or "train-gpus-x7k2p" in d.diagnosis.fix
     head = next(x for x in d.diagnosis.findings if x.code.value == code)
     assert head.detail["prepare"] == next(p.id for p in FIVE_CLASSES if p.values[1] == code)
+
+
+def test_a_claim_deleted_after_scheduling_is_the_kubelets_claim_missing() -> None:
+    """The claim is gone from the API server; the kubelet's event says so, and wins over "missing"."""
+    objects = [o for o in _amd_bound_pod() if o["kind"] != "ResourceClaim"]
+    objects[2] = f.event("Pod", "train", "FailedPrepareDynamicResources", f.PREPARE_PREFIX + FIVE_CLASSES[1].values[0],
+                         "2026-12-01T10:01:40Z", "kubelet")
+    d = describe(_snapshot(*objects), "pod", "train", f.NS)
+    assert d.claims[0].state == "missing"
+    assert d.diagnosis is not None and d.diagnosis.code.value == "PrepareClaimMissing"
