@@ -22,7 +22,7 @@ from typing import Any
 from drakit.errors import InvalidArgument, NotFound, SelectorError
 from drakit.explain.diagnose import claim_from_template, diagnose
 from drakit.explain.diagnosis import Diagnosis
-from drakit.explain.events import event_time, in_time_order
+from drakit.explain.events import component_of, event_time, in_time_order
 from drakit.explain.render import render_text
 from drakit.features import Features
 from drakit.gostr import quote
@@ -378,7 +378,7 @@ def _events(snapshot: ClusterSnapshot, involved: Sequence[tuple[str, Obj]]) -> t
     lines = []
     for what, e in sorted(found, key=lambda p: order[id(p[1])]):
         when = event_time(e)
-        source = e.get("reportingComponent") or (e.get("source") or {}).get("component") or ""
+        source = component_of(e)
         lines.append(EventLine(when.strftime("%Y-%m-%dT%H:%M:%SZ") if when else "", str(e.get("type") or ""),
                                str(e.get("reason") or ""), str(source), what,
                                str(e.get("message") or ""), int(e.get("count") or (e.get("series") or {}).get("count") or 1)))

@@ -33,6 +33,7 @@ __all__ = [
     "PrepareFailure",
     "classify_claim_creation",
     "classify_prepare",
+    "component_of",
     "event_time",
     "in_time_order",
     "scheduler_message",
@@ -129,8 +130,9 @@ PREPARE_TEXTS: tuple[KubeletText, ...] = (
     _text("pod %s (%s) is not allowed to use ResourceClaim %s (%s)", _MANAGER,
           rf"^pod (?P<pod>\S+) \([^)]*\) is not allowed to use ResourceClaim {_NAME} \(",
           PrepareClass.POD_NOT_RESERVED, Verdict.BROKEN, Owner.PLATFORM,
-          "status.reservedFor of ResourceClaim {claim} does not list pod {pod}: it bypassed the scheduler (spec.nodeName "
-          "preset) or its reservation was removed; recreate the pod without nodeName"),
+          "status.reservedFor of ResourceClaim {claim} does not list pod {pod}: a pod with spec.nodeName preset "
+          "bypasses the scheduler, and the resourceclaim controller reserves only a claim that is already "
+          "allocated (and has room in reservedFor); recreate the pod without nodeName"),
     # The kubelet's own 45 s deadline on the NodePrepareResources call (plugin/dra_plugin.go).
     _text("NodePrepareResources: %w (gRPC DeadlineExceeded)", _MANAGER,
           r"^NodePrepareResources: rpc error: code = (?P<grpc>DeadlineExceeded) desc = ",
@@ -282,9 +284,26 @@ def event_time(event: Mapping[str, Any]) -> datetime | None:
 _EPOCH = datetime.fromtimestamp(0, UTC)
 
 
+# A pod's life passes the claim controller, then the scheduler, then the kubelet.  Core/v1
+# events (the kubelet's recorder) carry whole seconds while events.k8s.io ones (the scheduler's)
+# carry microseconds, so within one second the pipeline order, not the clock, is the truth.
+_PIPELINE = {"resource_claim": 0, "resourceclaim-controller": 0, "default-scheduler": 1, "kubelet": 3}
+
+
+def component_of(event: Mapping[str, Any]) -> str:
+    """Who wrote an event: ``reportingComponent`` (events.k8s.io) or ``source.component`` (core/v1)."""
+    source = event.get("source")
+    return str(event.get("reportingComponent") or (source.get("component") if isinstance(source, Mapping) else "") or "")
+
+
 def in_time_order(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Oldest first; events without a time keep their input order, before the timed ones."""
-    return sorted(events, key=lambda e: event_time(e) or _EPOCH)
+    """Oldest first, by the second; within a second in pipeline order (controller, scheduler,
+    kubelet).  Events without a time keep their input order, before the timed ones."""
+    def key(e: Mapping[str, Any]) -> tuple[datetime, int, datetime]:
+        when = event_time(e) or _EPOCH
+        return when.replace(microsecond=0), _PIPELINE.get(component_of(e), 2), when
+
+    return sorted(events, key=key)
 
 
 def scheduler_message(pod: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> str:

@@ -209,3 +209,15 @@ SCHEDULER_WORDS = "0/3 nodes are available: 3 cannot allocate all claims. still 
 ])
 def test_scheduler_message(pod: dict[str, object], events: list[dict[str, object]], want: str) -> None:
     assert scheduler_message(pod, events) == want
+
+
+def test_within_one_second_the_pipeline_orders_events() -> None:
+    """The kubelet's whole-second event and the scheduler's microsecond one in the same second."""
+    kubelet = {**_event("FailedPrepareDynamicResources", "k", lastTimestamp="2026-12-01T10:00:05Z"),
+               "source": {"component": "kubelet"}}
+    scheduler = {**_event("Scheduled", "s", eventTime="2026-12-01T10:00:05.900000Z"), "reportingComponent": "default-scheduler"}
+    controller = {**_event("FailedResourceClaimCreation", "c", lastTimestamp="2026-12-01T10:00:05Z"),
+                  "source": {"component": "resource_claim"}}
+    later = _event("Other", "o", lastTimestamp="2026-12-01T10:00:06Z")
+    got = [e["reason"] for e in in_time_order([later, kubelet, scheduler, controller])]
+    assert got == ["FailedResourceClaimCreation", "Scheduled", "FailedPrepareDynamicResources", "Other"]
