@@ -179,8 +179,9 @@ def describe(snapshot: ClusterSnapshot, kind: str, name: str, namespace: str = "
     else:
         claims = (_claim_view(obj, "", "resourceClaimName", rows),)
         fields = _claim_fields(obj)
-    involved = [("Pod", obj)] if kind == "pod" else []
-    involved += [("ResourceClaim", c) for c in _claim_objects(snapshot, claims)]
+    # A claim's story is also told on its pods: the kubelet reports preparation on the pod.
+    pods = [obj] if kind == "pod" else list(snapshot.pods_by_claim.get(ObjectKey("ResourceClaim", namespace_of(obj), name), ()))
+    involved = [("Pod", p) for p in pods] + [("ResourceClaim", c) for c in _claim_objects(snapshot, claims)]
     class_names = sorted({r.device_class for c in claims for r in c.requests if r.device_class})
     return Description(
         kind=KINDS[kind], name=name, namespace=namespace_of(obj), fields=fields, claims=claims,

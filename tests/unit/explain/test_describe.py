@@ -103,7 +103,8 @@ def test_claim_view_names_the_pods_preparation_failure() -> None:
     assert d.kind == "ResourceClaim"
     assert [dv.ident for dv in d.claims[0].devices] == ["gpu.nvidia.com/h100-0/gpu-0", "gpu.nvidia.com/h100-0/gpu-1"]
     assert d.claims[0].devices[0].product == f.H100.product_name
-    assert [e.object for e in d.events] == ["ResourceClaim/shared"]  # the claim's own events
+    # the claim's own events and its pod's (the kubelet reports preparation on the pod), in time order
+    assert [(e.object, e.source) for e in d.events] == [("ResourceClaim/shared", "someone"), ("Pod/train", "kubelet")]
     assert d.diagnosis is not None and d.diagnosis.code.value == "DriverNotRegistered"
 
 
@@ -215,3 +216,25 @@ def test_a_claim_deleted_after_scheduling_is_the_kubelets_claim_missing() -> Non
     d = describe(_snapshot(*objects), "pod", "train", f.NS)
     assert d.claims[0].state == "missing"
     assert d.diagnosis is not None and d.diagnosis.code.value == "PrepareClaimMissing"
+
+
+GOLDEN = [
+    pytest.param("prepare-deadline-exceeded", "pod", "train", id="pod-prepare-failed"),
+    pytest.param("devices-in-use", "pod", "train", id="pod-devices-busy"),
+    pytest.param("prepare-driver-error", "claim", "train-gpus", id="claim"),
+    pytest.param("constraint-pcie-root", "deviceclass", "gpu.nvidia.com", id="deviceclass"),
+]
+
+
+@pytest.mark.parametrize(("scenario", "kind", "name"), GOLDEN)
+def test_golden_text(scenario: str, kind: str, name: str) -> None:
+    """What a user sees; regenerate with DRAKIT_UPDATE_GOLDEN=1 and read the diff."""
+    import os
+
+    from tests.unit.explain.conftest import SCENARIOS, scenario_input
+
+    text = render_description(describe(scenario_input(scenario), kind, name, "ml")) + "\n"
+    path = SCENARIOS / "golden" / f"describe-{kind}-{scenario}.txt"
+    if os.environ.get("DRAKIT_UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == text
