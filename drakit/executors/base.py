@@ -10,6 +10,7 @@ the application did).  Executors differ only in how a placed run is launched (:c
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -82,6 +83,11 @@ def _failed(store: RecordStore, run_id: str, reason: Reason) -> RunRecord:
     return store.get(run_id)
 
 
+def _backoff(poll_s: float, attempt: int) -> float:
+    """Poll fast at first, then back off to 50 ms: many waiting submitters must not spin on one lock."""
+    return min(poll_s * 2 ** min(attempt, 16), 0.05)
+
+
 def _queue_reason(answer: Refused, wait_s: float) -> Reason:
     """A refusal as the core's reason (the queue engine's own codes replace these when it lands)."""
     code, verdict = {"QuotaExhausted": (ExplainCode.DEVICES_IN_USE, Verdict.WAITING),
@@ -96,14 +102,14 @@ def _admit(store: RecordStore, ledger: QueueLedger | None, request: RunRequest, 
            wait_s: float, poll_s: float, *, advance: bool = True) -> Reason | None:
     if request.queue and ledger is not None:
         deadline = time.monotonic() + wait_s
-        while True:
+        for attempt in itertools.count():
             answer = ledger.reserve(request.queue, request.run_id, {WORKLOADS: 1, "devices": devices},
                                     datetime.now(UTC))
             if not isinstance(answer, Refused):
                 break
             if not answer.waits or time.monotonic() > deadline:
                 return _queue_reason(answer, wait_s)
-            time.sleep(poll_s)
+            time.sleep(_backoff(poll_s, attempt))
     if advance:
         store.advance(request.run_id, RunState.ADMITTED)
     return None
@@ -141,10 +147,12 @@ def _carry_on(store: RecordStore, book: DeviceBook, launcher: Launcher, request:
             if refusal is not None:
                 return _failed(store, run_id, refusal)
             deadline = time.monotonic() + wait_s
+            attempt = 0
             while isinstance(placed := book.allocate(run_id, claim, device_class, template), Reason):
                 if placed.verdict is not Verdict.WAITING or time.monotonic() > deadline:
                     return _failed(store, run_id, placed)
-                time.sleep(poll_s)
+                time.sleep(_backoff(poll_s, attempt))
+                attempt += 1
             store.advance(run_id, RunState.CLAIM_ALLOCATED, claim=placed.record, devices=placed.devices)
         else:
             assert record is not None and record.claim is not None
