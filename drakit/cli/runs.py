@@ -97,5 +97,24 @@ def compare(
         typer.echo(f"{g.key:<{width}} {g.n:>6} {g.median:>10.4g} {g.q1:>10.4g} {g.q3:>10.4g} {g.min:>10.4g} {g.max:>10.4g}")
 
 
+@runs_app.command("mirror")
+def mirror(
+    run_ids: Annotated[list[str] | None, typer.Argument(metavar="[RUN]...", help="Runs to mirror (default: every ended run).")] = None,
+    tracking_uri: Annotated[str, typer.Option("--mlflow", envvar="MLFLOW_TRACKING_URI", help="MLflow tracking URI.")] = "",
+    experiment: Annotated[str, typer.Option("--experiment", help="MLflow experiment to write into.")] = "drakit",
+    store: StoreOption = None,
+) -> None:
+    """Write runs to MLflow with drakit.* tags (claim, devices by UUID and product, queue, profile)."""
+    from drakit.executors.mlflow import mirror as write
+    from drakit.records.run import TERMINAL
+
+    if not tracking_uri:
+        raise InvalidArgument("no MLflow tracking URI: pass --mlflow URI or set MLFLOW_TRACKING_URI")
+    records = open_records(store)
+    ids = run_ids or [r.id for r in records.runs() if r.state in TERMINAL]
+    for run_id in ids:
+        typer.echo(f"{run_id} -> mlflow run {write(records.get(run_id), tracking_uri, experiment)}")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(runs_app, name="runs")
