@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from drakit.allocator.search import allocate
+from drakit.allocator.state import has_allocation
 from drakit.clock import IdSource, RandomIds
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot, name_of
@@ -85,6 +86,8 @@ class DeviceBook:
         self.features = features
         self.ids = ids or RandomIds()
         self._held: dict[str, dict[str, Any]] = {}
+        # Claims the inventory already shows allocated hold their devices too.
+        self._existing = [c for c in inventory.claims if has_allocation(c)]
         self._lock = threading.Lock()
 
     def nodes(self) -> Sequence[Mapping[str, Any]]:
@@ -101,7 +104,7 @@ class DeviceBook:
             classes.append(dict(device_class))
         label = f"{claim['metadata']['namespace']}/{claim['metadata']['name']}"
         with self._lock:
-            in_use = list(self._held.values())
+            in_use = [*self._existing, *self._held.values()]
             message = "no node in the inventory"
             for node in self.nodes():
                 outcome = allocate(node=node, slices=self.inventory.slices, classes=classes,
