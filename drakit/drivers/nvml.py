@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from drakit.errors import DrakitError
 from drakit.quantity import Format, Quantity
 
 __all__ = [
@@ -50,7 +51,7 @@ DRIVER = "gpu.nvidia.com"
 _STD = "resource.kubernetes.io/"
 
 
-class NvmlError(ValueError):
+class NvmlError(DrakitError):
     """A snapshot value the driver itself would refuse (it fails enumeration the same way)."""
 
 

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from drakit.drivers.nvml import pci_bus_id
+from drakit.errors import DrakitError
 
 __all__ = ["NOT_SUPPORTED", "ReplayError", "ReplayNvml", "record"]
 
@@ -20,7 +21,7 @@ NOT_SUPPORTED = "NOT_SUPPORTED"
 _CODES = {"INVALID_ARGUMENT": 2, NOT_SUPPORTED: 3, "NOT_FOUND": 6, "FUNCTION_NOT_FOUND": 13}
 
 
-class ReplayError(Exception):
+class ReplayError(DrakitError):
     """``pynvml.NVMLError``'s twin: ``value`` is the NVML return code."""
 
     def __init__(self, value: int) -> None:
