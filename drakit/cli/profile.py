@@ -224,6 +224,8 @@ def _read(path: str) -> tuple[str, str]:
 
     Returns the text and the decoder's syntax errors, which are left to the splicer (its
     messages point at the column) unless it fails on them too."""
+    from drakit.cli.door import refuse_invalid
+    from drakit.features import Features
     from drakit.model.codec import Problem
     from drakit.model.load import decode_documents, source_problem
     from drakit.sources import ReadError, parse_text, read_one, split_lists
@@ -241,9 +243,12 @@ def _read(path: str) -> tuple[str, str]:
     if problems:
         return text, "\n".join(str(p) for p in problems)
     listed: list[Problem] = []
-    _, typed = decode_documents(split_lists(docs, listed))
+    bundle, typed = decode_documents(split_lists(docs, listed))
     if typed or listed:  # kinds drakit types and the pod templates of workloads must be valid
         raise InvalidInput([*(source_problem(p) for p in listed), *typed])
+    # Then validated as every verb's input is: an object the API server would refuse is not
+    # rewritten into another one it would refuse too.
+    refuse_invalid((*bundle.entries, *bundle.workload_pods), Features.for_version())
     return text, ""
 
 

@@ -189,8 +189,8 @@ SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
 
 
 VALIDATING = frozenset({"validate", "trial", "allocate", "explain", "match", "lint", "simulate", "profile-eligible",
-                        "describe", "describe-class", "get-devices"})
-"""Commands that validate their input at the door (profile apply-to and cel eval do not: neither answers on a cluster)."""
+                        "describe", "describe-class", "get-devices", "profile-apply-to"})
+"""Commands that validate their input at the door (cel eval does not: its input is one device, not objects)."""
 
 
 def semantic_cases() -> list[Case]:
