@@ -248,7 +248,7 @@ def _read(path: str) -> tuple[str, str]:
         raise InvalidInput([*(source_problem(p) for p in listed), *typed])
     # Then validated as every verb's input is: an object the API server would refuse is not
     # rewritten into another one it would refuse too.
-    refuse_invalid((*bundle.entries, *bundle.workload_pods), Features.for_version())
+    refuse_invalid((*bundle.entries, *bundle.checked_pods), Features.for_version())
     return text, ""
 
 

@@ -275,8 +275,9 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
         origin = inp.origins.get(f"{namespace}/{name}")
-        if origin:
-            return replace(_conclude(ctx, target), origin=f"pod template of {origin}")
+        if origin:  # only a StatefulSet's pod names are known before its controller makes them
+            generated = "" if origin.startswith("StatefulSet ") else "; the controller generates the pod's name"
+            return replace(_conclude(ctx, target), origin=f"pod template of {origin}{generated}")
     elif kind in ("claim", "resourceclaim"):
         claim = inp.find_claim(name, namespace)
         if claim is None:
