@@ -344,7 +344,9 @@ def parse_timestamp(s: str) -> Timestamp:
     tz = m.group(8)
     offset = 0
     if tz != "Z":
-        if int(tz[1:3]) > 23 or int(tz[4:6]) > 59:
+        # Go's time.Parse range test is > rather than >= ("some people do write offsets
+        # of 24 hours or 60 minutes")
+        if int(tz[1:3]) > 24 or int(tz[4:6]) > 60:
             raise EvalError(_NOT_A_TIMESTAMP)
         sign = 1 if tz[0] == "+" else -1
         offset = sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)
