@@ -9,6 +9,7 @@ runtime types (``got 'types.Int', expected iterable type``).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 from drakit.quantity import Quantity
@@ -286,14 +287,36 @@ def map_lookup(m: dict[Any, Any], k: Any) -> Any:
         raise EvalError(f"unsupported key type: {go_type_name(k)}") from None
 
 
+def format_double(d: float) -> str:
+    """Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double) uses."""
+    if math.isnan(d):
+        return "NaN"
+    if math.isinf(d):
+        return "+Inf" if d > 0 else "-Inf"
+    if d == 0:
+        return "-0" if math.copysign(1.0, d) < 0 else "0"
+    sign, digits, exp = Decimal(repr(d)).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exp, int)
+    dp = len(digits) + exp  # position of the decimal point
+    x = dp - 1
+    neg = "-" if sign else ""
+    if x < -4 or x >= 6:
+        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return f"{neg}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if dp <= 0:
+        return f"{neg}0.{'0' * -dp}{ds}"
+    if dp >= len(ds):
+        return f"{neg}{ds}{'0' * (dp - len(ds))}"
+    return f"{neg}{ds[:dp]}.{ds[dp:]}"
+
+
 def format_key(k: Any) -> str:
     """A key as Go's ``%v`` prints the CEL value (``2`` for 2.0, ``5`` for 5u)."""
     k = unmap_key(k)
     if type(k) is bool:
         return "true" if k else "false"
     if type(k) is float:
-        from drakit.selectors.library.standard import format_double
-
         return format_double(k)
     if type(k) is Uint:
         return str(int(k))
