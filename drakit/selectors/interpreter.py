@@ -800,8 +800,15 @@ class Planner:
         n = len(arg_fns)
         if self.track and static_cost is None:
 
+            flatten = ids == ["list_flatten_int"]
+
             def tracked(fr: Frame) -> Any:
-                args = tuple(f(fr) for f in arg_fns)
+                try:
+                    args = tuple(f(fr) for f in arg_fns)
+                except EvalError:
+                    if flatten:
+                        _charge_failed_flatten(fr, arg_fns[1])
+                    raise
                 used = oid or _which(overloads, args)
                 pre = pre_call_cost(used, args)
                 if pre is not None:
@@ -877,6 +884,19 @@ class Planner:
             return b
 
         return logic
+
+
+def _charge_failed_flatten(fr: Frame, depth_fn: Fn) -> None:
+    """cel-go prices ``l.flatten(depth)`` even when ``l`` is an error (the call returns the
+    error, its tracker still sees size 1 × depth): a huge depth hits the cost limit first."""
+    try:
+        depth = depth_fn(fr)
+    except EvalError:
+        return  # upstream's tracker panics on an error depth
+    if type(depth) is int and depth >= 0:
+        fr.cost += depth + 1 + _LIST_CREATE_BASE
+        if fr.cost > fr.limit:
+            raise CostLimitExceeded()
 
 
 def _which(overloads: list[Overload], args: tuple[Any, ...]) -> str:
