@@ -51,6 +51,15 @@ WORKERS ?= 2
 differential: $(ORACLE_BIN) venv
 	$(PY) -m tests.differential.bulk --cases $(N) --seed $(SEED) --workers $(WORKERS)
 
+# CEL's syntax error recovery runs a parser ANTLR generates from drakit/selectors/grammar/CEL.g4
+# (committed; regenerate after editing the grammar).  The ANTLR tool comes from Maven Central.
+ANTLR_VERSION := 4.13.2
+.PHONY: cel-grammar
+cel-grammar:
+	mvn -q dependency:copy -Dartifact=org.antlr:antlr4:$(ANTLR_VERSION):jar:complete -DoutputDirectory=.antlr
+	cd drakit/selectors/grammar && java -jar ../../../.antlr/antlr4-$(ANTLR_VERSION)-complete.jar \
+		-Dlanguage=Python3 -no-listener -no-visitor CEL.g4 && rm -f CELLexer.py *.interp *.tokens
+
 # --- the real control plane (see cluster/README.md) ---------------------------------------
 
 .PHONY: cluster
