@@ -31,9 +31,9 @@ from drakit.model.codec import KubeDumper
 from drakit.profiles.compile import PodFragment
 
 # Where each kind keeps its pod specs.  "[]" is every item of a list, "{}" every value of a map
-# (replica types by role); roles in _SKIPPED_ROLES get no claim.
+# (replica types by role); roles in SKIPPED_ROLES get no claim.
 _TEMPLATE = ("spec", "template", "spec")
-_POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
     "Job": _TEMPLATE,
     "Deployment": _TEMPLATE,
@@ -50,7 +50,7 @@ _POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "RayJob": ("spec", "rayClusterSpec", "workerGroupSpecs", "[]", "template", "spec"),
     "RayCluster": ("spec", "workerGroupSpecs", "[]", "template", "spec"),
 }
-_SKIPPED_ROLES = frozenset({"Launcher"})
+SKIPPED_ROLES = frozenset({"Launcher"})
 # Where Kueue reads the queue label, when not on the workload object itself.
 _QUEUE_LABEL_OWNER: dict[str, tuple[str, ...]] = {"CronJob": ("spec", "jobTemplate")}
 LEGACY_GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
@@ -227,7 +227,7 @@ def _doc_spans(text: str, source: str) -> list[tuple[int, int, yaml.Node]]:
 
 
 def _pod_specs(doc: _Doc, node: yaml.Node, path: Sequence[str]) -> list[yaml.Node]:
-    """The pod spec nodes at ``path`` (see _POD_SPEC_PATHS); InvalidInput when a step is missing."""
+    """The pod spec nodes at ``path`` (see POD_SPEC_PATHS); InvalidInput when a step is missing."""
     found: list[yaml.Node | None] = [node]
     walked: list[str] = []
     for step in path:
@@ -237,7 +237,7 @@ def _pod_specs(doc: _Doc, node: yaml.Node, path: Sequence[str]) -> list[yaml.Nod
                 nxt += list(n.value) if isinstance(n, yaml.SequenceNode) else [None]
             elif step == "{}":
                 if isinstance(n, yaml.MappingNode):
-                    nxt += [v for k, v in n.value if not (isinstance(k, yaml.ScalarNode) and k.value in _SKIPPED_ROLES)]
+                    nxt += [v for k, v in n.value if not (isinstance(k, yaml.ScalarNode) and k.value in SKIPPED_ROLES)]
                 else:
                     nxt.append(None)
             else:
@@ -366,8 +366,8 @@ def apply_fragment(text: str, fragment: PodFragment, *, containers: Sequence[str
         name_node = probe.path(["metadata", "name"]) or probe.get(node, "name")
         name = probe.value(name_node) if name_node is not None else f"#{i}"
         doc = _Doc(text, node, f"{source}[{i}] {kind}/{name}")
-        if kind in _POD_SPEC_PATHS:
-            for spec in _pod_specs(doc, node, _POD_SPEC_PATHS[kind]):
+        if kind in POD_SPEC_PATHS:
+            for spec in _pod_specs(doc, node, POD_SPEC_PATHS[kind]):
                 result.notes += _merge_pod_spec(doc, spec, fragment, containers)
             owner = doc.path(_QUEUE_LABEL_OWNER[kind]) if kind in _QUEUE_LABEL_OWNER else node
             for key, value in fragment.labels:

@@ -145,6 +145,17 @@ class CompiledProfile:
     def manifests(self) -> list[dict[str, Any]]:
         return [self.device_class, self.claim, self.fragment.as_pod_template(self.profile, self.namespace)]
 
+    def digest(self) -> str:
+        """``sha256:`` + 16 hex digits of what the profile compiles to, namespace left out: a preset
+        or manifest stamped with it can tell that the cluster now serves another version."""
+        import hashlib
+        import json
+
+        docs = [self.device_class, self.claim, self.fragment.as_pod_template(self.profile, None)]
+        canonical = json.dumps([{**d, "metadata": {k: v for k, v in d["metadata"].items() if k != "namespace"}}
+                                for d in docs], sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
 
 # --- CEL text ----------------------------------------------------------------------------------
 
