@@ -27,11 +27,12 @@ from typing import Any, Literal
 from drakit.profiles.compile import PROFILE_LABEL
 from drakit.profiles.loader import ResolvedProfile
 from drakit.webhook.policy import SYSTEM_NAMESPACES
-from drakit.webhook.server import HEALTH_PATH, MUTATE_PATH
 
 FailurePolicy = Literal["Fail", "Ignore"]
 NAME = "drakit-webhook"
 PORT = 8443
+MUTATE_PATH = "/mutate"
+HEALTH_PATH = "/healthz"
 
 # Kinds whose pod template gets the claims (apply-to's list), by API group.
 WORKLOAD_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -42,6 +42,9 @@ LEGACY_DRIVER = {
 }
 assert set(LEGACY_DRIVER) == set(LEGACY_GPU_RESOURCES)
 
+NVIDIA_DRIVER = "gpu.nvidia.com"
+HIDE_GPUS_ENV = "NVIDIA_VISIBLE_DEVICES"
+
 LegacyPolicy = Literal["deny", "convert"]
 
 # Stable denial codes (stored by callers, asserted by tests).
@@ -267,6 +270,9 @@ def _inject(spec: dict[str, Any], rule: Rule, legacy: LegacyPolicy, target: str 
                 if part in res and not res[part]:
                     del res[part]
             warnings.append(f"container {c.get('name')}: {', '.join(asked)} replaced by profile {rule.profile}'s claim")
+    if rule.driver == NVIDIA_DRIVER:
+        for c in chosen:
+            _drop_hidden_gpus(c)
     if not same:
         spec["resourceClaims"] = [*(claims or []), entry]
     for c in chosen:
@@ -285,6 +291,19 @@ def _inject(spec: dict[str, Any], rule: Rule, legacy: LegacyPolicy, target: str 
         if new:
             spec["tolerations"] = [*present, *new]
     return None
+
+
+def _drop_hidden_gpus(container: dict[str, Any]) -> None:
+    """Remove ``NVIDIA_VISIBLE_DEVICES=none``, which frameworks (Polyaxon) write into containers that
+    ask for no device-plugin GPU: the claim is the container's GPU now.  Under CDI the driver's own
+    edit would override it, but the pod spec should not say the opposite of what it gets."""
+    env = container.get("env")
+    if isinstance(env, list) and any(_hides_gpus(e) for e in env):
+        container["env"] = [e for e in env if not _hides_gpus(e)]
+
+
+def _hides_gpus(e: Any) -> bool:
+    return isinstance(e, dict) and e.get("name") == HIDE_GPUS_ENV and e.get("value") == "none"
 
 
 def source_text(entry: Mapping[str, Any]) -> str:

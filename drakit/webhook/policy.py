@@ -28,7 +28,9 @@ from drakit.webhook.mutate import (
     DIGEST_ANNOTATION,
     DIGEST_MISMATCH,
     DOUBLE_ALLOCATION,
+    HIDE_GPUS_ENV,
     INJECTED_ANNOTATION,
+    NVIDIA_DRIVER,
     UNKNOWN_PROFILE,
     Injector,
     Rule,
@@ -112,6 +114,15 @@ def _tolerations_patch(rule: Rule, pod: str) -> str | None:
     return " + ".join(f"({part})" for part in (absent, *items))
 
 
+def _unhide_gpus_patch(pod: str) -> str:
+    """Remove the target container's ``NVIDIA_VISIBLE_DEVICES=none`` (see mutate._drop_hidden_gpus)."""
+    c = f"object.{pod}.containers[variables.ci]"
+    at = f"{c}.env.map(e, e.name + '=' + (has(e.value) ? e.value : '')).indexOf({_q(HIDE_GPUS_ENV + '=none')})"
+    ptr = "/" + pod.replace(".", "/") + "/containers/"
+    return (f"variables.ci >= 0 && has({c}.env) && {at} >= 0 ? "
+            f"[JSONPatch{{op: 'remove', path: '{ptr}' + string(variables.ci) + '/env/' + string({at})}}] : []")
+
+
 def _same_source(var: str, rule: Rule) -> str:
     (key, value), = ((k, v) for k, v in rule.fragment.resource_claim().items() if k != "name")
     return f"has({var}.{key}) && {var}.{key} == {_q(value)}"
@@ -128,6 +139,8 @@ def mutating_policy(rule: Rule, shape: str, injector: Injector) -> list[dict[str
     mutations: list[dict[str, Any]] = [
         {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": _apply_configuration(rule, pod)}}
     ]
+    if rule.driver == NVIDIA_DRIVER:
+        mutations.insert(0, {"patchType": "JSONPatch", "jsonPatch": {"expression": _unhide_gpus_patch(pod)}})
     tol = _tolerations_patch(rule, pod)
     if tol:
         mutations.append({"patchType": "JSONPatch", "jsonPatch": {"expression": tol}})
@@ -152,7 +165,8 @@ def mutating_policy(rule: Rule, shape: str, injector: Injector) -> list[dict[str
                 f"!has(object.metadata.annotations) || object.metadata.annotations[?{_q(DIGEST_ANNOTATION)}]"
                 f".orValue({_q(rule.digest)}) == {_q(rule.digest)}"},
         ],
-        "variables": [{"name": "target", "expression": target}],
+        "variables": [{"name": "target", "expression": target},
+                      {"name": "ci", "expression": f"object.{pod}.containers.map(c, c.name).indexOf(variables.target)"}],
         "mutations": mutations,
     }
     labels = {PROFILE_LABEL: rule.profile, "app.kubernetes.io/managed-by": "drakit"}

@@ -9,18 +9,15 @@ cost more than the decision itself.
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from fastapi import FastAPI, Request, Response
+
+from drakit.webhook.install import HEALTH_PATH, MUTATE_PATH
 from drakit.webhook.mutate import Injector, MalformedReview, mutate
 
-MUTATE_PATH = "/mutate"
-HEALTH_PATH = "/healthz"
 
-
-def create_app(injector: Injector) -> Any:
+def create_app(injector: Injector) -> FastAPI:
     """The ASGI app: ``POST /mutate`` (AdmissionReview v1) and ``GET /healthz``."""
-    from fastapi import FastAPI, Request, Response
-
     app = FastAPI(title="drakit claim injector", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.post(MUTATE_PATH)
