@@ -34,7 +34,10 @@ def _documents(paths: list[str]) -> tuple[list[Any], Bundle]:
     if not docs:
         raise InvalidInput(f"{', '.join(paths)}: no objects found (the input is empty)")
     # Findings presume objects that decode: what strict decoding refuses is refused here too.
-    manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)]
+    from drakit.profiles.polyaxon import is_polyaxon_document
+
+    manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)
+                 and not is_polyaxon_document(d.value)]
     problems: list[Problem] = []
     bundle, typed = decode_documents(split_lists(manifests, problems))
     if typed or problems:

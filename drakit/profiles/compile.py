@@ -21,7 +21,7 @@ from drakit.drivers import DriverSchema, get_schema, parse_driver_ref, qualify, 
 from drakit.drivers.registry import NUMA_NODE, PCIE_ROOT, VENDORS
 from drakit.errors import OMIT, ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.profiles.loader import ResolvedProfile
-from drakit.profiles.model import Alternative, MemoryBounds, NameSet, Requirements
+from drakit.profiles.model import Alternative, MemoryBounds, NameSet, PolyaxonSettings, Requirements
 from drakit.profiles.source import Path, dotted
 from drakit.profiles.units import memory_quantity, normalize_version, parse_memory
 from drakit.quantity import Quantity
@@ -141,6 +141,7 @@ class CompiledProfile:
     fragment: PodFragment
     namespace: str | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    polyaxon: PolyaxonSettings | None = None  # the profile's choice of Polyaxon mode and agent queue
 
     def manifests(self) -> list[dict[str, Any]]:
         return [self.device_class, self.claim, self.fragment.as_pod_template(self.profile, self.namespace)]
@@ -510,4 +511,5 @@ def _compile(rp: ResolvedProfile, schema: DriverSchema, namespace: str | None) -
         fragment=fragment,
         namespace=namespace,
         warnings=tuple(warnings),
+        polyaxon=spec.polyaxon,
     )

@@ -55,6 +55,13 @@ REFUSED_KINDS = {
 }
 
 
+def is_polyaxon_document(data: Any) -> bool:
+    """A Polyaxon file (``version`` + ``kind: operation|component``, no ``apiVersion``): not a
+    Kubernetes object, so the door's decoder must not see it."""
+    return (isinstance(data, dict) and "apiVersion" not in data and "version" in data
+            and data.get("kind") in ("operation", "component"))
+
+
 def extended_resource_name(profile: str) -> str:
     return f"{EXTENDED_RESOURCE_DOMAIN}/{profile}"
 
