@@ -95,7 +95,12 @@ def register(app: typer.Typer) -> None:
                         compiled[rp.name] = compile_profile(rp, schemas[0])
                 except Exception:  # a profile that cannot compile is reported by `profile compile`
                     continue
-        findings = lint_documents([d for d in docs if d not in profile_docs], profile_classes=classes, profiles=compiled)
+        rest = [d for d in docs if d not in profile_docs]
+        findings = lint_documents(rest, profile_classes=classes)
+        if polyaxon:
+            from drakit.profiles.polyaxon_lint import lint_polyaxon
+
+            findings += [f for d in rest for f in lint_polyaxon(d, compiled)]
         if output == Format.text:
             for f in findings:
                 print(f.line())

@@ -19,7 +19,6 @@ from drakit.drivers.registry import STANDARD_DOMAIN
 from drakit.errors import DrakitError
 from drakit.gostr import quote
 from drakit.profiles.apply import LEGACY_GPU_RESOURCES
-from drakit.profiles.compile import CompiledProfile
 from drakit.profiles.eligibility import Evaluator, cel_evaluator, inventory_devices
 from drakit.profiles.source import Document, Loc, Path, dotted
 from drakit.quantity import Quantity, QuantityError
@@ -261,12 +260,8 @@ def _near_misses(sel: _Selector, learned: Mapping[str, DriverSchema], inventory_
 
 
 def lint_documents(docs: Sequence[Document], *, profile_classes: Iterable[str] = (),
-                   evaluate: Evaluator | None = None, use_cel: bool = True,
-                   profiles: Mapping[str, CompiledProfile] | None = None) -> list[Finding]:
-    """All findings for the given documents; ``profile_classes`` are class names profiles compile to,
-    ``profiles`` the compiled profiles Polyaxon files may name."""
-    from drakit.profiles.polyaxon_lint import lint_polyaxon
-
+                   evaluate: Evaluator | None = None, use_cel: bool = True) -> list[Finding]:
+    """All findings for the given documents; ``profile_classes`` are class names profiles compile to."""
     findings: list[Finding] = []
     values = [d.value for d in docs if isinstance(d.value, Mapping)]
     devices = inventory_devices(values)
@@ -317,7 +312,6 @@ def lint_documents(docs: Sequence[Document], *, profile_classes: Iterable[str] =
                         selectors.append(_Selector(doc, (*path, "selectors", j, "cel", "expression"), expr, req_driver,
                                                    _name(doc), types or frozenset()))
         findings += _double_allocation(doc)
-        findings += lint_polyaxon(doc, profiles or {})
 
     for sel in selectors:
         findings += _check_reads(sel, learned)
