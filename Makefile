@@ -53,9 +53,12 @@ differential: $(ORACLE_BIN) venv
 
 .PHONY: cluster
 # etcd, kube-apiserver, kube-scheduler and kube-controller-manager for tests/integration,
-# built from the Go module proxy into $(DRAKIT_CACHE)/k8s-<version>/bin (instant when stamped).
+# built from the Go module proxy into $(DRAKIT_CACHE)/k8s-<version>/bin, and the add-ons the
+# queue tests start beside them (Kueue + its CRDs, kwok) into $(DRAKIT_CACHE)/<name>-<version>;
+# both instant when stamped.
 cluster:
 	cluster/build.sh
+	cluster/addons.sh
 
 test: venv lint oracle cluster
 	$(PY) -m pytest -q

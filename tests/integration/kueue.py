@@ -266,7 +266,8 @@ class KueueManager:
     # ----------------------------------------------------------------------------- internals
 
     def _command(self) -> list[str]:
-        args = ["/kueue", "--config=/config.yaml", "--kubeconfig=/kubeconfig"]
+        # Verbosity 2: the scheduler logs each decision ("Workload assumed in the cache") in order.
+        args = ["/kueue", "--config=/config.yaml", "--kubeconfig=/kubeconfig", "--zap-log-level=2"]
         if os.geteuid() == 0:
             return args
         return ["unshare", "--user", "--map-root-user", "chroot", str(self.root), *args]

@@ -18,7 +18,7 @@ because Kueue orders equal-priority workloads by creation timestamp (one-second 
 the API) and breaks ties by UID, which no model could reproduce.
 
 A trace lists, per event, the admitted set per ClusterQueue and the admissions in the order
-they were committed, plus each Workload's ``status.admission.podSetAssignments[].resourceUsage``.
+Kueue decided them, plus each Workload's ``status.admission.podSetAssignments[].resourceUsage``.
 The real side's trace is recorded as a golden file, so the engine can be compared with it
 without a cluster.
 """
@@ -282,7 +282,7 @@ class Step:
 
     event: str
     admitted: dict[str, list[str]]  # ClusterQueue -> running Job names, in admission order
-    new: list[str]  # admitted during this event, in commit order
+    new: list[str]  # admitted during this event, in the order Kueue decided
     finished: list[str]  # finished during this event
 
     def to_json(self) -> dict[str, Any]:
@@ -330,9 +330,9 @@ class Difference:
 def compare(left: Trace, right: Trace) -> list[Difference]:
     """Every difference between two traces, classified.
 
-    ``order-across-queues`` (the same admissions per ClusterQueue, committed in another
-    interleaving across queues) is the one kind that is not a disagreement about Kueue's
-    decisions: Kueue admits heads of different queues in the same cycle concurrently.
+    ``order-across-queues``: the same decisions per ClusterQueue, interleaved differently across
+    queues (heads of different queues decided in one cycle, ranked by borrowing, priority and
+    age); ``order``: another order within a queue; ``admitted-set``: a different decision.
     """
     out: list[Difference] = []
     if [s.event for s in left.steps] != [s.event for s in right.steps]:
@@ -353,7 +353,7 @@ def compare(left: Trace, right: Trace) -> list[Difference]:
                 for q in QUEUES
             )
             kind = "order-across-queues" if per_queue_same else "order"
-            out.append(Difference(i, a.event, "commit order", a.new, b.new, kind))
+            out.append(Difference(i, a.event, "decision order", a.new, b.new, kind))
     for name in sorted(set(left.usage) | set(right.usage)):
         if left.usage.get(name) != right.usage.get(name):
             out.append(
@@ -456,16 +456,21 @@ def engine_trace() -> Trace:
 class RealKueueDriver:
     """Runs the scenario against the cluster with Kueue installed and records a Trace."""
 
-    def __init__(self, cluster: Cluster, *, quiet_seconds: float = 2.0, step_timeout: float = 90.0) -> None:
+    def __init__(
+        self, cluster: Cluster, kueue_log: Path, *, quiet_seconds: float = 1.5, step_timeout: float = 90.0
+    ) -> None:
         self.cluster = cluster
+        self.kueue_log = kueue_log
+        self.log_offset = kueue_log.stat().st_size if kueue_log.exists() else 0
         self.custom = CustomObjectsApi(cluster.api_client)
         self.quiet = quiet_seconds
         self.step_timeout = step_timeout
         self.resource_version = "0"
-        # Admission state per Job and the order admissions were committed.
+        # Admission state per Job, and the order Kueue's scheduler decided admissions in.
         self.admitted: dict[str, str] = {}  # Job -> ClusterQueue
         self.finished: set[str] = set()
         self.order: list[str] = []
+        self.job_of: dict[tuple[str, str], str] = {}  # (namespace, Workload) -> Job
         self.admitted_at: dict[str, int] = {}  # Job -> index of the event it was admitted in
         self.usage: dict[str, dict[str, str]] = {}
 
@@ -477,6 +482,7 @@ class RealKueueDriver:
         job = next((r["name"] for r in meta.get("ownerReferences") or [] if r.get("kind") == "Job"), None)
         if job is None:
             return None, None
+        self.job_of[(meta.get("namespace", ""), meta.get("name", ""))] = job
         status = wl.get("status") or {}
         conditions = {c["type"]: c for c in status.get("conditions") or []}
         new_admit = new_finish = None
@@ -489,7 +495,6 @@ class RealKueueDriver:
         reserved = conditions.get("QuotaReserved", {}).get("status") == "True"
         if admission and reserved and job not in self.admitted:
             self.admitted[job] = str(admission["clusterQueue"])
-            self.order.append(job)
             usage: dict[str, str] = {}
             for ps in admission.get("podSetAssignments") or []:
                 usage.update({k: str(v) for k, v in (ps.get("resourceUsage") or {}).items()})
@@ -544,7 +549,33 @@ class RealKueueDriver:
                 return new, finished
         raise AssertionError(f"Kueue did not settle within {self.step_timeout}s")
 
-    def snapshot(self, trace: Trace, event: str, new: list[str], finished: list[str]) -> Step:
+    def _decided(self) -> list[str]:
+        """Jobs whose Workloads Kueue's scheduler assumed since the last call, in decision order.
+
+        The Workload's admission is written by a goroutine per admission, so the order of the
+        writes (and of watch events) is not the order of decisions; the scheduler's own log line
+        "Workload assumed in the cache" (verbosity 2) is written in its loop, in that order.
+        """
+        with self.kueue_log.open("rb") as f:
+            f.seek(self.log_offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1
+        self.log_offset += end
+        out: list[str] = []
+        for line in data[:end].splitlines():
+            if b"Workload assumed in the cache" not in line:
+                continue
+            with suppress(ValueError):
+                wl = json.loads(line).get("workload") or {}
+                job = self.job_of.get((wl.get("namespace", ""), wl.get("name", "")))
+                if job:
+                    out.append(job)
+        return out
+
+    def snapshot(self, trace: Trace, event: str, watched: list[str], finished: list[str]) -> Step:
+        decided = [j for j in self._decided() if j in watched]
+        new = decided + [j for j in watched if j not in decided]
+        self.order += new
         for job in new:
             self.admitted_at[job] = len(trace.steps)
         admitted: dict[str, list[str]] = {cq_name(q.name): [] for q in QUEUES}

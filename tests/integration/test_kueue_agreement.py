@@ -44,7 +44,7 @@ def test_scenario_shape() -> None:
 
 def test_real_kueue_reproduces_golden(cluster: Cluster, kueue: KueueManager) -> None:
     with scenario_installed(cluster):
-        trace = RealKueueDriver(cluster).run()
+        trace = RealKueueDriver(cluster, kueue.log_file).run()
     assert kueue.alive(), kueue.log_tail()
     if os.environ.get("DRAKIT_RECORD") == "1" or not GOLDEN.exists():
         write_golden(trace)
