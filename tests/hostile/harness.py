@@ -37,6 +37,9 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "profile-apply-to": lambda f: ["profile", "apply-to", f, "--profile", "training-48g"],
     "profile-eligible": lambda f: ["profile", "eligible", "training-48g", "-f", f],
     "cel-eval-device": lambda f: ["cel", "eval", "true", "--device", f],
+    "describe": lambda f: ["describe", "pod/train", "-n", "ml", "-f", f],
+    "describe-class": lambda f: ["describe", "deviceclass/gpu.example.com", "-f", f],
+    "get-devices": lambda f: ["get", "devices", "-f", f, "-o", "wide"],
 }
 
 
