@@ -232,7 +232,7 @@ class KueueManager:
 
     def start(self, timeout: float = 120.0) -> None:
         self.ports = {"webhook": _free_port(), "health": _free_port()}
-        self._prepare_root()
+        self._prepare_root(self.plane.server)
         log = self.log_file.open("ab")
         try:
             self.proc = subprocess.Popen(
@@ -276,7 +276,26 @@ class KueueManager:
         os.chroot(self.root)
         os.chdir("/")
 
-    def _prepare_root(self) -> None:
+    def check_configuration(self, timeout: float = 60.0) -> str:
+        """Run Kueue's own start-up on this Configuration against an API server that is not
+        there, and return its log: loading, defaulting, validation and the DRA mapper
+        (``PopulateFromConfiguration``) all happen before the first API call, which then fails.
+        """
+        self.ports = {"webhook": _free_port(), "health": _free_port()}
+        self._prepare_root(f"https://127.0.0.1:{_free_port()}")
+        with self.log_file.open("ab") as log:
+            subprocess.run(
+                self._command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=self._enter_root if os.geteuid() == 0 else None,
+                timeout=timeout,
+                check=False,
+            )
+        return self.log_file.read_text(errors="replace")
+
+    def _prepare_root(self, server: str) -> None:
         root = self.root
         for sub in ("tmp", "webhook-certs", "etc/kueue/metrics/certs", "visibility"):
             (root / sub).mkdir(parents=True, exist_ok=True)
@@ -300,9 +319,7 @@ class KueueManager:
         kubeconfig = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [
-                {"name": "drakit", "cluster": {"server": self.plane.server, "certificate-authority-data": ca}}
-            ],
+            "clusters": [{"name": "drakit", "cluster": {"server": server, "certificate-authority-data": ca}}],
             "users": [{"name": "kueue", "user": {"token": self.plane.admin_token}}],
             "contexts": [{"name": "drakit", "context": {"cluster": "drakit", "user": "kueue"}}],
             "current-context": "drakit",

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -294,6 +295,9 @@ class Trace:
     steps: list[Step] = field(default_factory=list)
     usage: dict[str, dict[str, str]] = field(default_factory=dict)  # Job -> resource -> quantity
     pending: dict[str, list[str]] = field(default_factory=dict)  # at the end, per ClusterQueue
+    # The real side's Workload creationTimestamp per Job: Kueue's queue order input (second
+    # resolution; equal times are ordered by UID, which no model can reproduce).
+    created: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -301,6 +305,7 @@ class Trace:
             "steps": [s.to_json() for s in self.steps],
             "usage": {k: self.usage[k] for k in sorted(self.usage)},
             "pending": self.pending,
+            "created": {k: self.created[k] for k in sorted(self.created)},
         }
 
     @classmethod
@@ -309,6 +314,7 @@ class Trace:
             steps=[Step(s["event"], s["admitted"], s["new"], s["finished"]) for s in data["steps"]],
             usage=dict(data["usage"]),
             pending=dict(data["pending"]),
+            created=dict(data.get("created") or {}),
         )
 
 
@@ -335,8 +341,13 @@ def compare(left: Trace, right: Trace) -> list[Difference]:
     age); ``order``: another order within a queue; ``admitted-set``: a different decision.
     """
     out: list[Difference] = []
-    if [s.event for s in left.steps] != [s.event for s in right.steps]:
-        out.append(Difference(-1, "", "event script", len(left.steps), len(right.steps), "events"))
+    events_l, events_r = [s.event for s in left.steps], [s.event for s in right.steps]
+    if events_l != events_r:
+        first = next((i for i, (a, b) in enumerate(zip(events_l, events_r, strict=False)) if a != b), None)
+        if first is None:
+            out.append(Difference(-1, "", "number of events", len(events_l), len(events_r), "events"))
+        else:
+            out.append(Difference(first, "", "event", events_l[first], events_r[first], "events"))
     for i, (a, b) in enumerate(zip(left.steps, right.steps, strict=False)):
         for cq in sorted(set(a.admitted) | set(b.admitted)):
             sa, sb = a.admitted.get(cq, []), b.admitted.get(cq, [])
@@ -381,8 +392,15 @@ def next_to_finish(running: Sequence[str], admitted_at: Mapping[str, int]) -> st
     return min(running, key=lambda n: (admitted_at[n], index[n]), default=None)
 
 
-def engine_trace() -> Trace:
+def _epoch(ts: str) -> float:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+
+
+def engine_trace(created: Mapping[str, str] | None = None) -> Trace:
     """The scenario through drakit's engine (``drakit.queues``), with Kueue's objects as input.
+
+    ``created``: the real Workloads' creation timestamps (from the golden trace), so both sides
+    order the queues from the same input; without it, the submission index in seconds.
 
     A held ClusterQueue's Jobs are submitted to the engine when the queue is released, with
     their original creation times: a held queue takes no part in admission, while its quota
@@ -431,7 +449,7 @@ def engine_trace() -> Trace:
                     job_manifest(job),
                     templates[job.namespace],
                     setup.priority_classes,
-                    created=float(index[job.name]),
+                    created=_epoch(created[job.name]) if created else float(index[job.name]),
                 )
                 engine.submit(wl)
         record(f"release {q.name}", engine.settle(), [])
@@ -457,7 +475,7 @@ class RealKueueDriver:
     """Runs the scenario against the cluster with Kueue installed and records a Trace."""
 
     def __init__(
-        self, cluster: Cluster, kueue_log: Path, *, quiet_seconds: float = 1.5, step_timeout: float = 90.0
+        self, cluster: Cluster, kueue_log: Path, *, quiet_seconds: float = 2.0, step_timeout: float = 180.0
     ) -> None:
         self.cluster = cluster
         self.kueue_log = kueue_log
@@ -471,6 +489,7 @@ class RealKueueDriver:
         self.finished: set[str] = set()
         self.order: list[str] = []
         self.job_of: dict[tuple[str, str], str] = {}  # (namespace, Workload) -> Job
+        self.created: dict[str, str] = {}  # Job -> its Workload's creationTimestamp
         self.admitted_at: dict[str, int] = {}  # Job -> index of the event it was admitted in
         self.usage: dict[str, dict[str, str]] = {}
 
@@ -483,6 +502,8 @@ class RealKueueDriver:
         if job is None:
             return None, None
         self.job_of[(meta.get("namespace", ""), meta.get("name", ""))] = job
+        if meta.get("creationTimestamp"):
+            self.created[job] = str(meta["creationTimestamp"])
         status = wl.get("status") or {}
         conditions = {c["type"]: c for c in status.get("conditions") or []}
         new_admit = new_finish = None
@@ -510,13 +531,22 @@ class RealKueueDriver:
         return list(data.get("items") or [])
 
     def settle(self, done: Callable[[], bool]) -> tuple[list[str], list[str]]:
-        """Follow Workload changes until ``done()`` holds and nothing changed for ``quiet`` seconds."""
+        """Follow Workload changes until ``done()`` holds and no admission, finish or new Workload
+        was seen for ``quiet`` seconds.
+
+        Only those changes reset the quiet clock: Kueue also rewrites conditions of waiting
+        Workloads, which must not keep a step open.
+        """
         new: list[str] = []
         finished: list[str] = []
         deadline = time.monotonic() + self.step_timeout
+        last_change = time.monotonic()
+
+        def quiet() -> bool:
+            return time.monotonic() - last_change >= self.quiet and done()
+
         while time.monotonic() < deadline:
             w = watch.Watch()
-            got_event = False
             try:
                 for ev in w.stream(
                     self.custom.list_cluster_custom_object,
@@ -530,14 +560,18 @@ class RealKueueDriver:
                 ):
                     obj = ev["object"]
                     self.resource_version = obj["metadata"]["resourceVersion"]
-                    got_event = True
+                    seen = len(self.job_of)
                     a, f = self._observe(obj)
+                    if a or f or len(self.job_of) > seen:
+                        last_change = time.monotonic()
                     if a:
                         new.append(a)
                     if f:
                         finished.append(f)
+                    if quiet():
+                        return new, finished
             except (ReadTimeoutError, ProtocolError, TimeoutError):
-                pass  # quiet for `quiet` seconds
+                pass  # no event at all for `quiet` seconds
             except ApiException as exc:
                 if exc.status != 410:
                     raise
@@ -545,7 +579,7 @@ class RealKueueDriver:
                     self._observe(item)
             finally:
                 w.stop()
-            if not got_event and done():
+            if quiet():
                 return new, finished
         raise AssertionError(f"Kueue did not settle within {self.step_timeout}s")
 
@@ -664,6 +698,7 @@ class RealKueueDriver:
             new, finished = self.settle(lambda jn=job_name: jn in self.finished)  # type: ignore[misc]
             trace.steps.append(self.snapshot(trace, f"finish {job_name}", new, finished))
         trace.usage = dict(self.usage)
+        trace.created = dict(self.created)
         trace.pending = {
             cq_name(q.name): [j.name for j in jobs() if j.queue == q.name and j.name not in self.admitted]
             for q in QUEUES

@@ -65,5 +65,6 @@ def test_engine_agrees_with_real_kueue() -> None:
     """drakit's engine on the same scenario against the recorded real trace (no cluster needed)."""
     if not GOLDEN.exists():
         pytest.skip(f"{GOLDEN.name} not recorded yet: run test_real_kueue_reproduces_golden")
-    differences = compare(read_golden(), engine_trace())
+    golden = read_golden()
+    differences = compare(golden, engine_trace(golden.created))
     assert not differences, "engine disagrees with real Kueue:\n" + "\n".join(map(str, differences))

@@ -1,9 +1,9 @@
 """Compiled queue catalogs against the real API server with Kueue v0.19.2's CRDs and webhooks.
 
 1. Every example catalog's compiled objects (``drakit queue compile``) are created for real:
-   the CRD schemas, their CEL rules and Kueue's validating webhooks all accept them, and the
-   Configuration patch is one Kueue's own config loader would take (it is merged into the
-   running manager's file shape and checked for the fields Kueue reads).
+   the CRD schemas, their CEL rules and Kueue's validating webhooks all accept them, each
+   ClusterQueue becomes Active, and the Configuration patch, merged into a manager
+   Configuration, passes Kueue's own loading, validation and DRA mapper set-up.
 2. Objects Kueue must refuse are refused, with the field path, so the check above can fail.
 3. A queued Job is suspended by Kueue's webhook and gets a Workload whose DRA usage is counted
    through ``deviceClassMappings``.
@@ -55,9 +55,7 @@ def created(cluster: Cluster) -> Iterator[list[dict[str, Any]]]:
 
 
 def _example_catalogs() -> list[Path]:
-    found = sorted((REPO / "drakit" / "queues" / "examples").glob("*.yaml"))
-    found += sorted((REPO / "examples").glob("**/*catalog*.yaml")) if (REPO / "examples").is_dir() else []
-    return found
+    return sorted((REPO / "drakit" / "queues" / "examples").glob("*.yaml"))
 
 
 def test_scenario_objects_accepted(cluster: Cluster, kueue: KueueManager) -> None:
@@ -106,14 +104,26 @@ def test_invalid_cluster_queue_refused(
 
 @pytest.mark.parametrize("catalog", _example_catalogs(), ids=lambda p: p.stem)
 def test_compiled_catalog_created(
-    cluster: Cluster, kueue: KueueManager, created: list[dict[str, Any]], catalog: Path
-) -> None:
-    queues = require("drakit.queues.compile", "compile_catalog", "configuration_patch")
-    cat = require("drakit.queues.catalog", "load_catalog")
-    loaded = cat.load_catalog(catalog)
-    objects = queues.compile_catalog(loaded, {})
-    patch = queues.configuration_patch(loaded, {})
-    assert set(patch) == {"resources"} and set(patch["resources"]) == {"deviceClassMappings"}, patch
+    cluster: Cluster, kueue: KueueManager, created: list[dict[str, Any]], catalog: Path,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    queues = require("drakit.queues", "compile_catalog", "load_catalog_text")
+    objects = queues.compile_catalog(queues.load_catalog_text(catalog.read_text(), catalog.name).catalog)
+    patch, objects = objects[-1], objects[:-1]
+    assert patch["kind"] == "Configuration" and set(patch) == {"apiVersion", "kind", "resources"}, patch
+    assert set(patch["resources"]) == {"deviceClassMappings"}, patch
+    # Kueue's own loader, defaulting, validation and DRA mapper accept the patch merged into a
+    # manager Configuration (it then stops at its first API call: no server on that port).
+    checker = KueueManager(
+        kueue.directory, kueue.plane, tmp_path, tuple(patch["resources"]["deviceClassMappings"])
+    )
+    log = checker.check_configuration()
+    refused = [
+        line for line in log.splitlines() if '"level":"error"' in line and "server version" not in line
+    ]
+    assert "DRA mapper initialized from configuration" in log and not refused, (
+        "\n".join(refused) or log[-2000:]
+    )
     namespaces = sorted({o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")})
     for ns in namespaces:
         if cluster.get("v1", "Namespace", ns) is None:
@@ -131,7 +141,7 @@ def test_compiled_catalog_created(
             pytest.fail(
                 f"{catalog.name}: {obj['kind']} {obj['metadata']['name']} refused: {exc.body}", pytrace=False
             )
-    # Kueue itself takes them: every ClusterQueue becomes Active (or says why not).
+    # Kueue itself takes them: every ClusterQueue becomes Active.
     for cq in (o for o in objects if o["kind"] == "ClusterQueue"):
         name = cq["metadata"]["name"]
 
@@ -141,8 +151,7 @@ def test_compiled_catalog_created(
             return conds.get("Active")
 
         cond = cluster.wait_for(f"ClusterQueue {name} Active condition", active, timeout=30)
-        # Unmapped device resources are fine for Kueue (it does not know which are DRA names).
-        assert cond["status"] == "True" or cond["reason"] in {"FlavorNotFound"}, cond
+        assert cond["status"] == "True", cond
 
 
 def test_queued_job_suspended_and_counted(
@@ -224,3 +233,17 @@ def test_queued_job_suspended_and_counted(
     assert cond["reason"] == "Pending", cond
     assert resource in cond["message"] and "6" in cond["message"] and "4" in cond["message"], cond["message"]
     assert {m["name"] for m in DEVICE_CLASS_MAPPINGS} >= {resource}
+
+
+@pytest.mark.parametrize(
+    "mapping",
+    [
+        pytest.param({"name": "Bad Name!", "deviceClassNames": ["gpu-48g"]}, id="invalid-resource-name"),
+        pytest.param({"name": "example.com/x", "deviceClassNames": []}, id="no-device-classes"),
+    ],
+)
+def test_configuration_check_refuses(kueue: KueueManager, tmp_path: Path, mapping: dict[str, Any]) -> None:
+    """The check above can fail: Kueue refuses a broken mapping before its first API call."""
+    log = KueueManager(kueue.directory, kueue.plane, tmp_path, (mapping,)).check_configuration()
+    assert "DRA mapper initialized from configuration" not in log
+    assert '"level":"error"' in log, log[-2000:]
