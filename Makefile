@@ -64,9 +64,12 @@ cel-grammar:
 
 .PHONY: cluster
 # etcd, kube-apiserver, kube-scheduler and kube-controller-manager for tests/integration,
-# built from the Go module proxy into $(DRAKIT_CACHE)/k8s-<version>/bin (instant when stamped).
+# built from the Go module proxy into $(DRAKIT_CACHE)/k8s-<version>/bin, and the add-ons the
+# queue tests start beside them (Kueue + its CRDs, kwok) into $(DRAKIT_CACHE)/<name>-<version>;
+# both instant when stamped.
 cluster:
 	cluster/build.sh
+	cluster/addons.sh
 
 # Polyaxon 2.18.0's own parser and converter for tests/polyaxon, in a venv of their own (it pins
 # kubernetes<37) keyed by the pin in $(DRAKIT_CACHE).  Outside CI a failed build only makes those
