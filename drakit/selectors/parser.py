@@ -659,7 +659,7 @@ class Parser:
         if found.tree is not None:
             visitor = Parser(self.text, self.macros)
             visitor.lex_errors = []
-            TreeVisitor(visitor).visit(found.tree)
+            TreeVisitor(visitor).walk(found.tree)
             issues.extend(visitor.errors)
         return issues
 

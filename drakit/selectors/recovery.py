@@ -267,6 +267,14 @@ class TreeVisitor:
 
     def __init__(self, parser: Any) -> None:
         self.p = parser
+        self.depth = 0
+
+    def walk(self, tree: Any) -> None:
+        """Visit the whole tree; like cel-go, stop when the visitor nests too deep."""
+        try:
+            self.visit(tree)
+        except _TooDeep:
+            self.p.report(-1, "max recursion depth exceeded")
 
     # helpers -----------------------------------------------------------------------------------
     @staticmethod
@@ -296,7 +304,15 @@ class TreeVisitor:
         t = _unnest(tree)
         method = _VISITS.get(type(t))
         if method is not None:
-            return method(self, t)
+            if type(t) not in _COUNTED:
+                return method(self, t)
+            self.depth += 1  # cel-go's visitor counts these nodes against its recursion limit
+            if self.depth > MAX_RECURSION_DEPTH:
+                raise _TooDeep
+            try:
+                return method(self, t)
+            finally:
+                self.depth -= 1
         if isinstance(t, C.UnaryContext):  # no alternative could be predicted
             return self.p.lit("<<error>>", self._at(t))
         return self._empty(-1)  # errors were reported: an unknown element is empty
@@ -469,6 +485,20 @@ class TreeVisitor:
         C = CELParser
         value = True if isinstance(t, C.BoolTrueContext) else False if isinstance(t, C.BoolFalseContext) else None
         return self.p.lit(value, self._at(t))
+
+
+class _TooDeep(Exception):
+    pass
+
+
+_COUNTED = (
+    CELParser.ExprContext,
+    CELParser.RelationContext,
+    CELParser.CalcContext,
+    CELParser.SelectContext,
+    CELParser.MemberCallContext,
+    CELParser.IndexContext,
+)
 
 
 def _unnest(tree: Any) -> Any:
