@@ -195,8 +195,7 @@ def recover(text: str, tokens: list[tuple[str, str, int]], skipped: list[tuple[i
     hidden channel and shows in "no viable alternative" reports.  ``budget``: syntax errors
     that may still be reported (the lexer's count against cel-go's limit).
     """
-    source = ListTokenSource([t for t in _antlr_tokens(text, tokens, skipped)])
-    stream = CommonTokenStream(source)
+    stream = CommonTokenStream(ListTokenSource(_antlr_tokens(text, tokens, skipped)))
     parser = CELParser(stream)
     listener = _Listener(budget)
     parser.removeErrorListeners()
@@ -253,9 +252,6 @@ def _hidden(out: list[Any], text: str, lo: int, hi: int, skipped: list[tuple[int
 
 # ---------------------------------------------------------------------------------------------
 # cel-go's visitor over the repaired tree, for the errors it reports
-
-
-_RESERVED_CHECK = "reserved identifier: "
 
 
 class TreeVisitor:
@@ -426,7 +422,7 @@ class TreeVisitor:
             return self._empty(self._at(t))
         name = str(t.id_.text)
         if self.p.reserved(name):
-            return self._error(t, f"{_RESERVED_CHECK}{name}")
+            return self._error(t, f"reserved identifier: {name}")
         return self.p.ident(("." if t.leadingDot is not None else "") + name, self._at(t.id_))
 
     def global_call(self, t: Any) -> Any:
@@ -434,7 +430,7 @@ class TreeVisitor:
             return self._empty(self._at(t))
         name = str(t.id_.text)
         if self.p.reserved(name):
-            return self._error(t, f"{_RESERVED_CHECK}{name}")
+            return self._error(t, f"reserved identifier: {name}")
         at = self._at(t.op)
         fn = ("." if t.leadingDot is not None else "") + name
         return self.p._call(fn, at, self._list(t.args), target=None, call_offset=at)
