@@ -167,6 +167,11 @@ SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
     ("constraint-unknown-request", CLAIM, ("spec", "devices", "constraints", 0, "requests"), ["nope"], "validate"),
     ("selector-syntax", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
      "device.attributes[[[(", "validate"),
+    # error recovery: every error reported up to cel-go's limits, deep nesting after the first
+    ("selector-syntax-many", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+     "1 " + "+ * " * 150, "validate"),
+    ("selector-syntax-deep", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+     ")" + "(" * 300 + "1", "validate"),
     ("selector-not-bool", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
      "1 + 1", "validate"),
     ("selector-huge", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
