@@ -239,3 +239,32 @@ def test_preparation_failure_is_described_and_explained(
         holders = held[chosen[0]]["holders"]
         assert [(h["claim"], h["pods"]) for h in holders] == [(f"{ns}/{CLAIM}", [f"{ns}/train"])]
         assert sum(i["free"] for i in held.values()) == 1
+
+
+def test_claim_controller_failure_is_described(cluster: Cluster, inventory: None, tmp_path: Path) -> None:
+    """The real resourceclaim controller's FailedResourceClaimCreation (admin access without the
+    namespace label): the pod's claim is "not created", the controller's event is shown as it
+    wrote it, and the fix names the label on this namespace."""
+    template = {"apiVersion": eb.V1, "kind": "ResourceClaimTemplate", "metadata": {"name": "monitor"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                    "deviceClassName": t.NVIDIA_DRIVER, "adminAccess": True}}]}}}}
+    pod = _pod("dcgm")
+    pod["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": "monitor"}]
+    with _namespace(cluster) as ns:
+        eb.set_admin_label(cluster, ns, True)  # the template is checked at create too
+        cluster.create(template, ns)
+        eb.set_admin_label(cluster, ns, False)
+        created = cluster.create(pod, ns)
+        cluster.wait_for("the claim controller's event", lambda: [
+            e for e in cluster.events_for(created) if e.get("reason") == "FailedResourceClaimCreation"] or None,
+            timeout=60)
+        bundle = eb.write_bundle(eb.snapshot(cluster, ns), tmp_path / "monitor.yaml")
+        code, described = _drakit("describe", "pod/dcgm", "-n", ns, "-f", str(bundle))
+    assert code == 0
+    (view,) = described["claims"]
+    assert (view["state"], view["source"], view["requests"][0]["adminAccess"]) == ("not created", "template monitor", True)
+    event = next(e for e in described["events"] if e["reason"] == "FailedResourceClaimCreation")
+    assert event["from"] == "resource_claim" and event["message"].startswith("PodResourceClaim gpus: create ResourceClaim : ")
+    explained = described["explain"]
+    assert (explained["code"], explained["owner"]) == ("ClaimCreationFailed", "platform")
+    assert f"label namespace {ns} with resource.kubernetes.io/admin-access=true" in explained["fix"]
