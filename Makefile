@@ -21,7 +21,9 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 demo: venv
-	$(VENV)/bin/drakit trial
+	$(VENV)/bin/drakit trial --execute --report drakit-trial-report --store sqlite:///$(CURDIR)/drakit-trial-report/records.db
+	$(VENV)/bin/drakit runs compare --by product --store sqlite:///$(CURDIR)/drakit-trial-report/records.db \
+	  --chart drakit-trial-report/runtime-by-product.html
 
 lint: venv
 	$(VENV)/bin/ruff check drakit tests benchmarks
