@@ -69,9 +69,12 @@ def register(app: typer.Typer) -> None:
         kind, name = parse_target(target)
         feats = features(kubernetes_version, feature_gates)
         ns = namespace or "default"
-        # a class is cluster-scoped, but the claims that use it are read in every namespace
-        snapshot = open_source(Source(files, kubeconfig, context, demo, request_timeout), feats,
-                               namespace=None if kind == "deviceclass" else ns)
+        source = Source(files, kubeconfig, context, demo, request_timeout)
+        if kind == "deviceclass":  # cluster-scoped: its devices and the claims, in every namespace, that name it
+            snapshot = open_source(source, feats, namespace=None,
+                                   kinds=("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim"))
+        else:
+            snapshot = open_source(source, feats, namespace=ns)
         d = describe(snapshot, kind, name, ns, features=feats)
         if output in (Format.json, Format.yaml):
             emit(d.to_json(), output)
