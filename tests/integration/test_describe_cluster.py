@@ -209,6 +209,11 @@ def test_preparation_failure_is_described_and_explained(
         assert _drakit("explain", f"pod/{case.target}", "-n", ns, *live) == (code, explained)
         assert _drakit("describe", f"pod/{case.target}", "-n", ns, *live) == (code_d, described)
         assert _drakit("get", "devices", "--node", NODE, *live)[1] == devices
+        if case.cls == "driver-not-registered":  # the class view, once
+            cls_view = _drakit("describe", f"deviceclass/{t.NVIDIA_DRIVER}", "-f", str(bundle))
+            assert _drakit("describe", f"deviceclass/{t.NVIDIA_DRIVER}", *live) == cls_view
+            assert cls_view[1]["classes"][0]["matchingDevices"] == 2
+            assert cls_view[1]["claimsUsingClass"] == [f"{ns}/{CLAIM}"]
 
     # explain: the class's code, verdict and owner, the kubelet's words quoted, exit by verdict
     got = (explained["code"], explained["verdict"], explained["owner"])
