@@ -34,6 +34,7 @@ from drakit.cli.options import (
     parse_label_selector,
 )
 from drakit.errors import UsageError
+from drakit.explain.describe import columns
 from drakit.features import NEWEST_VERSION
 from drakit.inventory.fleet import DeviceRow, attribute_labels, fleet
 
@@ -59,10 +60,7 @@ def table(rows: Sequence[DeviceRow], *, wide: bool = False) -> str:
         if wide:
             line += [requests, r.slice]
         cells.append(line)
-    headers = [*HEADERS, *WIDE] if wide else list(HEADERS)
-    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    return "\n".join("   ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-                     for line in (headers, *cells))
+    return "\n".join(columns([*HEADERS, *WIDE] if wide else HEADERS, cells))
 
 
 def select(rows: Sequence[DeviceRow], *, selector: str | None, free: bool, node: str | None,
