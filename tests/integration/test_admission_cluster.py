@@ -377,3 +377,56 @@ def _try_create(cluster: Cluster, obj: dict[str, Any], ns: str) -> dict[str, Any
         return cluster.create(obj, ns, dry_run=True)
     except ApiException:
         return None
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_update_keeps_the_injected_claims(cluster: Cluster, forms: Forms, ns: str, form: str) -> None:
+    """A Deployment replaced with its original manifest (kubectl replace) keeps the claims."""
+    original = {"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": f"serve-{form}", "labels": {"drakit.dev/profile": "evaluation"}},
+                "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "serve"}},
+                         "template": {"metadata": {"labels": {"app": "serve"}},
+                                      "spec": {"containers": [{"name": "main", "image": IMAGE}]}}}}
+    with forms.installed(form, ns):
+        created = cluster.create(original, ns)
+        try:
+            assert created["spec"]["template"]["spec"]["resourceClaims"] == [
+                {"name": "gpus", "resourceClaimTemplateName": "evaluation"}]
+            resource = cluster.dynamic.resources.get(api_version="apps/v1", kind="Deployment")
+            body = copy.deepcopy(original)
+            body["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+            body["spec"]["template"]["spec"]["containers"][0]["image"] = IMAGE + "-v2"
+            replaced = dict(resource.replace(body=body, namespace=ns).to_dict())
+            spec = replaced["spec"]["template"]["spec"]
+            assert spec["containers"][0]["image"] == IMAGE + "-v2"
+            assert spec["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "evaluation"}]
+            assert spec["containers"][0]["resources"]["claims"] == [{"name": "gpus"}]
+        finally:
+            cluster.delete(original, ns)
+
+
+def test_extended_resource_mode_is_scheduled_by_the_real_scheduler(cluster: Cluster, ns: str) -> None:
+    """What a Polyaxon preset in extended-resource mode produces: a pod asking for
+    ``gpu.drakit.dev/nvidia-base: 1`` against the DeviceClass naming it (DRAExtendedResource)."""
+    (cls,) = [d for d in yaml.safe_load_all(drakit("profile", "polyaxon", "nvidia-base", "--polyaxon-mode",
+                                                   "extended-resource", "--objects")) if d]
+    assert cls["spec"]["extendedResourceName"] == "gpu.drakit.dev/nvidia-base"
+    cls["metadata"]["name"] = "nvidia-base-er.gpu.nvidia.com"
+    cluster.apply(cls)
+    pod = _pod("er", resources={"limits": {"gpu.drakit.dev/nvidia-base": "1"}})
+    try:
+        cluster.create(pod, ns)
+
+        def probe() -> dict[str, Any] | None:
+            p = cluster.get("v1", "Pod", "er", ns) or {}
+            return p if p.get("spec", {}).get("nodeName") and (p.get("status") or {}).get("extendedResourceClaimStatus") else None
+
+        got = cluster.wait_for("the extended-resource pod to be scheduled", probe, timeout=90)
+        claim_name = got["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+        claim = cluster.get(V1, "ResourceClaim", claim_name, ns) or {}
+        results = claim["status"]["allocation"]["devices"]["results"]
+        assert len(results) == 1 and results[0]["driver"] == "gpu.nvidia.com"
+        assert (got["spec"]["nodeName"], results[0]["device"]) in _qualifying("nvidia-base")
+    finally:
+        cluster.delete(pod, ns)
+        cluster.delete(cls)
