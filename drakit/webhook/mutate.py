@@ -28,10 +28,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from drakit.profiles.apply import LEGACY_GPU_RESOURCES, POD_SPEC_PATHS, SKIPPED_ROLES
-from drakit.profiles.compile import PROFILE_LABEL, QUEUE_LABEL, CompiledProfile, PodFragment
+from drakit.profiles.compile import (
+    DIGEST_ANNOTATION,
+    PROFILE_LABEL,
+    QUEUE_LABEL,
+    CompiledProfile,
+    PodFragment,
+)
 
 CONTAINER_ANNOTATION = "drakit.dev/container"
-DIGEST_ANNOTATION = "drakit.dev/profile-digest"
 INJECTED_ANNOTATION = "drakit.dev/injected"  # the profile whose claims admission added
 
 # Which device-plugin resources hand out the same devices as a DRA driver.
