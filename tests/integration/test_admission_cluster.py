@@ -447,3 +447,21 @@ def test_extended_resource_mode_is_scheduled_by_the_real_scheduler(cluster: Clus
     finally:
         cluster.delete(pod, ns)
         cluster.delete(cls)
+
+
+def test_webhook_manifests_are_accepted_by_the_api_server(cluster: Cluster, forms: Forms) -> None:
+    """The in-cluster install (Namespace, ServiceAccount, ConfigMap, Deployment, Service and the
+    registration by Service) as the API server validates it: server-side dry run, strict fields."""
+    docs = [d for d in yaml.safe_load_all(drakit("webhook", "manifests", *PROFILES, "--ca-file",
+                                                 str(forms.workdir / "ca.pem"), "-n", "drakit-injector")) if d]
+    assert docs[0]["kind"] == "Namespace"
+    cluster.apply(docs[0])
+    try:
+        refusals = []
+        for d in docs[1:]:
+            rejection = cluster.dry_run_create(d)
+            if rejection is not None:
+                refusals.append(f"{d['kind']}: {rejection}")
+        assert refusals == []
+    finally:
+        cluster.delete(docs[0])
