@@ -296,6 +296,10 @@ def test_denials_carry_the_reason(cluster: Cluster, forms: Forms, ns: str, form:
         taken = _pod("taken", {"drakit.dev/profile": "evaluation"})
         taken["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimName": "mine"}]
         assert "drakit (claim-conflict)" in _denied(cluster, taken, ns)
+        gone = _pod("gone", {"drakit.dev/profile": "evaluation"})
+        gone["metadata"]["annotations"] = {"drakit.dev/container": "trainer"}
+        msg = _denied(cluster, gone, ns)
+        assert "drakit (no-container)" in msg and "trainer" in msg and "have main" in msg
 
 
 REINVOKER = {
