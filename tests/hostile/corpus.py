@@ -365,6 +365,8 @@ DEVICE = {"name": "gpu-0", "driver": "gpu.example.com",
           "capacity": {"memory": {"value": "16Gi"}}}
 
 SANE: frozenset[str] = frozenset()
+# The verbs that read profile files: a broken profile is refused by each of them.
+PROFILE_VERBS: frozenset[str] = frozenset({"profile-compile", "profile-polyaxon", "admission-policy"})
 """Valid to the API server too (``1e1000000000`` is a Quantity): only a sane answer is required."""
 
 CLUSTER_VERBS = frozenset({"validate", "allocate", "explain", "match", "lint", "trial", "simulate", "profile-eligible",
@@ -387,7 +389,7 @@ def more_type_cases() -> list[Case]:
             out.append(Case(f"type-{ident}", _docs("bundle.yaml", [*BASE, _with(doc, path, _wrong_type(value))])))
     for ident, path, value in _positions(PROFILE, "Profile"):
         out.append(Case(f"type-{ident}", _docs("profile.yaml", [_with(PROFILE, path, _wrong_type(value))]),
-                        frozenset({"profile-compile"})))
+                        PROFILE_VERBS))
     for ident, path, value in _positions(SCENARIO, "Scenario"):
         out.append(Case(f"type-{ident}", _docs("scenario.yaml", [_with(SCENARIO, path, _wrong_type(value)),
                                                                  SCENARIO_TEMPLATE]),
@@ -495,7 +497,7 @@ PROFILE_VALUES: list[tuple[str, tuple[str, ...], Any, bool]] = [
 
 def profile_value_cases() -> list[Case]:
     return [Case(f"profile-{ident}", _docs("profile.yaml", [_with(PROFILE, path, value)]),
-                 frozenset({"profile-compile"}) if refused else SANE)
+                 PROFILE_VERBS if refused else SANE)
             for ident, path, value, refused in PROFILE_VALUES]
 
 

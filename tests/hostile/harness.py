@@ -36,6 +36,8 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "profile-compile": lambda f: ["profile", "compile", f],
     "profile-apply-to": lambda f: ["profile", "apply-to", f, "--profile", "training-48g"],
     "profile-eligible": lambda f: ["profile", "eligible", "training-48g", "-f", f],
+    "profile-polyaxon": lambda f: ["profile", "polyaxon", f],
+    "admission-policy": lambda f: ["admission", "policy", f],
     "cel-eval-device": lambda f: ["cel", "eval", "true", "--device", f],
     "describe": lambda f: ["describe", "pod/train", "-n", "ml", "-f", f],
     "describe-class": lambda f: ["describe", "deviceclass/gpu.example.com", "-f", f],
