@@ -95,9 +95,13 @@ def register(app: typer.Typer) -> None:
             # Validation at the door: lint answers on objects the API server would accept (converted
             # v1beta1 objects and workloads' pod templates included, as every other verb checks them).
             refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
-        # Profiles among the inputs: the classes they compile to count as used.
-        profile_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
+        # Profiles among the inputs: the classes they compile to count as used.  A QueueCatalog puts
+        # the input behind Kueue: what Kueue cannot admit is flagged too.
+        drakit_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
+        catalogs = [d for d in drakit_docs if d.value.get("kind") == "QueueCatalog"]
+        profile_docs = [d for d in drakit_docs if d not in catalogs]
         classes: list[str] = []
+        pset = None
         if profile_docs:
             import yaml
 
@@ -108,7 +112,11 @@ def register(app: typer.Typer) -> None:
                     classes += [compile_profile(rp, s).class_name for s in drivers_for(rp)]
                 except Exception:  # a profile that cannot compile is reported by `profile compile`
                     continue
-        findings = lint_documents([d for d in docs if d not in profile_docs], profile_classes=classes)
+        findings = lint_documents([d for d in docs if d not in drakit_docs], profile_classes=classes)
+        if catalogs:
+            from drakit.queues.lint import kueue_findings
+
+            findings += kueue_findings([d for d in docs if d not in drakit_docs], pset.selected() if pset else [])
         if output == Format.text:
             for f in findings:
                 print(f.line())

@@ -623,7 +623,7 @@ class Engine:
                     continue
                 ahead = tuple(queue[:i])
                 if w.reason is WaitReason.NOT_TRIED and self._cqs[name].strategy == "StrictFIFO" and ahead:
-                    w = Wait(key, name, WaitReason.BEHIND_HEAD, f"{len(ahead)} ahead in StrictFIFO order")
+                    w = Wait(key, name, WaitReason.BEHIND_HEAD, "")  # the position says it all
                 self._waits[key] = Wait(w.workload, w.cluster_queue, w.reason, w.message, w.set_aside, ahead)
 
     def usage(self, cq: str) -> dict[FlavorResource, int]:
