@@ -108,7 +108,12 @@ def explain_cmd(
     from drakit.queues.admission import Engine
     from drakit.queues.compile import setup_of
     from drakit.queues.explain import explain_workload
-    from drakit.queues.kueue import setup_from_objects, workload_from_job, workload_from_object
+    from drakit.queues.kueue import (
+        counter_charges,
+        setup_from_objects,
+        workload_from_job,
+        workload_from_object,
+    )
     from drakit.sources import load_bundle, load_manifest_documents
 
     # Core objects (Jobs' pod templates, claim templates) are decoded and validated at the door as
@@ -121,6 +126,9 @@ def explain_cmd(
     with _malformed(docs, "Kueue objects"):
         setup = setup_of(_catalog(catalog).catalog, namespaces=spaces) if catalog else setup_from_objects(objs)
     templates = {(_namespace(o), o["metadata"]["name"]): o for o in objs if o.get("kind") == "ResourceClaimTemplate"}
+    classes = {o["metadata"]["name"]: o for o in objs if o.get("kind") == "DeviceClass"}
+    slices = [o for o in objs if o.get("kind") == "ResourceSlice"]
+    counted = any(m.counter for m in setup.mappings)
     engine = Engine(setup)
     pending = []
     for i, d in enumerate(docs):
@@ -128,10 +136,11 @@ def explain_cmd(
         ns = _namespace(o)
         mine = {n: t for (tns, n), t in templates.items() if tns == ns}
         with _malformed([d], str(o.get("kind"))):
+            charges = counter_charges(setup, mine, classes, slices) if counted and o.get("kind") in ("Job", "Workload") else None
             if o.get("kind") == "Job":
-                pending.append(workload_from_job(o, mine, setup.priority_classes, created=float(i)))
+                pending.append(workload_from_job(o, mine, setup.priority_classes, created=float(i), charges=charges))
             elif o.get("kind") == "Workload":
-                wl = workload_from_object(o, mine, setup.priority_classes)
+                wl = workload_from_object(o, mine, setup.priority_classes, charges)
                 admitted = ((o.get("status") or {}).get("admission") or {}).get("clusterQueue")
                 if admitted:
                     engine.assume(wl, admitted)

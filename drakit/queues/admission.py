@@ -81,6 +81,8 @@ class DeviceClassMapping:
     name: str
     device_classes: tuple[str, ...]
     counter: str | None = None
+    driver: str = ""  # the counter source's driver and device selector
+    selector: str = "true"
 
 
 @dataclass(frozen=True)

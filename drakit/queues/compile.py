@@ -138,7 +138,9 @@ def setup_of(catalog: Catalog, profiles: Mapping[str, Sequence[str]] | None = No
         for ns in allowed if allowed is not None else (namespaces or []):
             local[(ns, q.name)] = q.name
     classes = resource_classes(catalog, profiles)
-    mappings = tuple(DeviceClassMapping(r.name, tuple(classes[r.name]), r.counter.name if r.counter else None)
+    mappings = tuple(DeviceClassMapping(r.name, tuple(classes[r.name]), r.counter.name if r.counter else None,
+                                        r.counter.driver if r.counter else "",
+                                        (r.counter.device_selector or "true") if r.counter else "true")
                      for r in s.resources)
     return Setup(tuple(cqs), local, tuple(Cohort(c.name, c.parent) for c in s.cohorts), mappings,
                  {p.name: p.value for p in s.priorities})
