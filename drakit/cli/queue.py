@@ -49,6 +49,8 @@ def _profile_classes(profiles: list[str] | None) -> tuple[dict[str, list[str]], 
 def compile_cmd(
     catalog: CatalogArg,
     profiles: ProfilesOpt = None,
+    namespace: Annotated[list[str] | None, typer.Option("--namespace", "-n", metavar="NS",
+                                                        help="Namespaces that get a LocalQueue of each queue open to every namespace (repeat).")] = None,
     output: Annotated[str, output_option(Format.yaml, Format.json, Format.name,
                                          note="no text: the output is manifests; the last one is the Configuration patch.")] = Format.yaml,
 ) -> None:
@@ -61,7 +63,7 @@ def compile_cmd(
     classes, _ = _profile_classes(profiles)
     for w in catalog_warnings(lc, classes if profiles else None):
         print(f"Warning: {w}", file=sys.stderr)
-    docs = compile_catalog(lc.catalog, classes)
+    docs = compile_catalog(lc.catalog, classes, namespace or ())
     if output == Format.json:
         emit({"apiVersion": "v1", "kind": "List", "items": docs}, output)
     elif output == Format.name:

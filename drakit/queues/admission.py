@@ -30,7 +30,7 @@ drakit-only: ``max_running``, a true limit on admitted workloads per ClusterQueu
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -323,7 +323,6 @@ class Engine:
         self._usage_cache: dict[str, tuple[Workload, list[tuple[PodSet, dict[str, int]]], str, Any]] = {}
         self._heap: dict[str, list[tuple[int, float, str]]] = {name: [] for name in self._cqs}
         self._aside: dict[str, set[str]] = {name: set() for name in self._cqs}
-        self._orphans: set[str] = set()  # LocalQueue missing: Kueue keeps them out of every ClusterQueue
         self.order: list[str] = []  # admission order
         self.cycles = 0
         self.now = 0.0
@@ -340,8 +339,8 @@ class Engine:
             raise InvalidArgument(f"workload {wl.key} submitted twice")
         self.workloads[wl.key] = wl
         cq = self.cluster_queue_of(wl)
-        if cq is None or cq not in self._cqs:
-            self._orphans.add(wl.key)
+        self._dirty = True
+        if cq is None or cq not in self._cqs:  # Kueue keeps it out of every ClusterQueue
             what = f"LocalQueue {wl.queue} doesn't exist" if cq is None else f"ClusterQueue {cq} doesn't exist"
             self._waits[wl.key] = Wait(wl.key, cq or "", WaitReason.NO_QUEUE, what)
             return
@@ -356,6 +355,7 @@ class Engine:
         wl = self.workloads.pop(key, None)
         self._waits.pop(key, None)
         self._usage_cache.pop(key, None)
+        self._dirty = True
         if adm is not None:
             self._running[adm.cluster_queue] -= 1
             self.tree.remove(adm.cluster_queue, adm.usage())
@@ -366,7 +366,6 @@ class Engine:
                 self._heap[cq] = [e for e in self._heap[cq] if e[2] != key]
                 heapq.heapify(self._heap[cq])
                 self._aside[cq].discard(key)
-            self._orphans.discard(key)
 
     def assume(self, wl: Workload, cluster_queue: str, now: float | None = None) -> Admission:
         """Record a workload already admitted (read from a cluster), charging its usage as Kueue's cache does."""
@@ -647,8 +646,3 @@ def replay(setup: Setup, events: Iterable[Arrive | Finish], *, fast: bool = True
         got = engine.settle(ev.at)
         steps.append(Step(ev, tuple(got), tuple(sorted(engine.admitted))))
     return engine, steps
-
-
-def sorted_events(events: Sequence[Arrive | Finish]) -> list[Arrive | Finish]:
-    """Events by time; at equal times finishes before arrivals (freed quota is seen first)."""
-    return sorted(events, key=lambda e: (e.at, 0 if isinstance(e, Finish) else 1))
