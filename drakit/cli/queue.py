@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -109,7 +110,7 @@ def explain_cmd(
     from drakit.features import Features
     from drakit.queues.admission import Engine
     from drakit.queues.compile import setup_of
-    from drakit.queues.explain import explain_workload
+    from drakit.queues.explain import explain_workload, stuck_after_fix
     from drakit.queues.kueue import (
         counter_charges,
         setup_from_objects,
@@ -133,6 +134,7 @@ def explain_cmd(
     counted = any(m.counter for m in setup.mappings)
     engine = Engine(setup)
     pending = []
+    workload_docs: dict[str, Any] = {}
     for i, d in enumerate(docs):
         o = d.data
         ns = _namespace(o)
@@ -143,6 +145,7 @@ def explain_cmd(
                 pending.append(workload_from_job(o, mine, setup.priority_classes, created=float(i), charges=charges))
             elif o.get("kind") == "Workload":
                 wl = workload_from_object(o, mine, setup.priority_classes, charges)
+                workload_docs[wl.key] = o
                 admitted = ((o.get("status") or {}).get("admission") or {}).get("clusterQueue")
                 if admitted:
                     engine.assume(wl, admitted)
@@ -156,6 +159,9 @@ def explain_cmd(
     if key not in engine.workloads:
         raise NotFound(f"workload {key} not found in {', '.join(filename)} (Jobs and Workloads are read)")
     ex = explain_workload(engine, key)
+    stuck = stuck_after_fix(workload_docs[key], engine) if key in workload_docs else ""
+    if stuck and not ex.admitted:
+        ex = replace(ex, lines=(*ex.lines, stuck), hint="delete the Workload; the job controller recreates it")
     if output == Format.json:
         emit(ex.to_json(), output)
     else:

@@ -65,6 +65,7 @@ class ClusterQueue:
     namespaces: frozenset[str] | None = None  # None: every namespace ({} selector)
     max_running: int | None = None  # drakit only: Kueue has no workload-count limit
     preemption: Mapping[str, str] = field(default_factory=dict)
+    inactive: str = ""  # why Kueue does not admit through it ("" when active)
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,7 @@ class WaitReason(StrEnum):
     CONCURRENCY = "ConcurrencyLimit"
     BEHIND_HEAD = "BehindHead"  # StrictFIFO: an older head blocks
     NOT_TRIED = "NotTried"  # never a head yet (or skipped this cycle)
+    INACTIVE = "Inactive"  # the ClusterQueue is held (stopPolicy) or names a missing ResourceFlavor
 
 
 @dataclass(frozen=True)
@@ -538,6 +540,8 @@ class Engine:
         def refuse(reason: WaitReason, message: str, mode: Mode = Mode.NO_FIT) -> _Nominated:
             return _Nominated(wl, cq, mode, 0, [], {}, reason, message)
 
+        if cq.inactive:
+            return refuse(WaitReason.INACTIVE, f"ClusterQueue {cq.name} is inactive")
         if cq.namespaces is not None and wl.namespace not in cq.namespaces:
             return refuse(WaitReason.NAMESPACE, "Workload namespace doesn't match ClusterQueue selector")
         per_set, problem = self._usage_of(wl)

@@ -97,6 +97,8 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequenc
     local: dict[tuple[str, str], str] = {}
     mappings: list[DeviceClassMapping] = []
     priorities: dict[str, int] = {}
+    objects = list(objects)
+    flavors = {(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "ResourceFlavor"}
     for o in objects:
         kind, meta, spec = o.get("kind"), o.get("metadata") or {}, o.get("spec") or {}
         if kind == "ClusterQueue":
@@ -105,10 +107,14 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequenc
             preemption = {k: v for k, v in (spec.get("preemption") or {}).items() if isinstance(v, str)}
             if (spec.get("preemption") or {}).get("borrowWithinCohort"):
                 preemption["borrowWithinCohort"] = spec["preemption"]["borrowWithinCohort"].get("policy", "Never")
+            missing = sorted({f for _, fs in groups for f in fs} - flavors)
+            held = spec.get("stopPolicy") in ("Hold", "HoldAndDrain")
+            inactive = (f"spec.stopPolicy is {spec['stopPolicy']}" if held else
+                        f"ResourceFlavor {', '.join(missing)} not found" if missing else "")
             cqs.append(ClusterQueue(name, groups, quotas, spec.get("cohortName") or None,
                                     spec.get("queueingStrategy") or "BestEffortFIFO",
                                     _namespaces(spec.get("namespaceSelector"), name),
-                                    (max_running or {}).get(name), preemption))
+                                    (max_running or {}).get(name), preemption, inactive))
         elif kind == "Cohort":
             _, quotas = _groups(spec, f"Cohort {meta['name']}")
             cohorts.append(Cohort(meta["name"], spec.get("parentName") or None, quotas))

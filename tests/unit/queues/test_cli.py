@@ -101,3 +101,30 @@ def test_lint_flags_profiles_kueue_cannot_admit(tmp_path: Path) -> None:
     assert len(flagged) == 1 and "Profile/hopper-or-ampere" in flagged[0] and "firstAvailable" in flagged[0]
     (tmp_path / "lab.yaml").unlink()
     assert "[KueueCannotAdmit]" not in run("lint", "-f", str(tmp_path)).stdout
+
+
+def test_explain_recognises_13969_and_inactive_queue(tmp_path: Path) -> None:
+    objs = [o for o in compile_catalog(load_catalog_text(LAB.read_text(), "lab.yaml").catalog)
+            if not (o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "batch")]
+    held = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "batch"},
+            "spec": {"stopPolicy": "Hold", "namespaceSelector": {},
+                     "resourceGroups": [{"coveredResources": ["gpu-48g"], "flavors": [{"name": "default", "resources": [
+                         {"name": "gpu-48g", "nominalQuota": 2}]}]}]}}
+    parked = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+              "metadata": {"name": "job-p-1a2b3", "namespace": "team-vision"},
+              "spec": {"queueName": "training", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                  "containers": [{"name": "c", "image": "busybox"}],
+                  "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "big"}]}}}]},
+              "status": {"conditions": [
+                  {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "DeviceClass not mapped"},
+                  {"type": "Requeued", "status": "False", "reason": "Inadmissible", "message": "DeviceClass not mapped"}]}}
+    objs += [held, parked, _template("big", "team-vision", 9), _job("q", "team-nlp", "batch", "two")]
+    objs += [_template("two", "team-nlp", 2)]
+    path = tmp_path / "kueue.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    stuck = run("queue", "explain", "workload/job-p-1a2b3", "-n", "team-vision", "-f", str(path))
+    assert stuck.exit_code == 3
+    assert "kueue issue 13969" in stuck.stdout and "fix: delete the Workload" in stuck.stdout
+    inactive = run("queue", "explain", "job/q", "-n", "team-nlp", "-f", str(path))
+    assert "team-nlp/q: waiting (Inactive)" in inactive.stdout
+    assert "ClusterQueue batch is inactive: spec.stopPolicy is Hold" in inactive.stdout
