@@ -44,11 +44,15 @@ def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
     from drakit.executors.nvmlreplay import ReplayNvml
 
     if replay:
+        from drakit.sources.read import read_path
+
+        text = read_path(replay)  # bounded; its errors are already one line naming the file
         try:
-            lib = ReplayNvml(json.loads(Path(replay).read_text(encoding="utf-8")))
-        except (OSError, ValueError) as e:
-            raise InvalidArgument(f"{replay}: not an NVML recording ({e})") from None
-        snapshot = read_snapshot(lib, lib.readlink)
+            lib = ReplayNvml(json.loads(text))
+            snapshot = read_snapshot(lib, lib.readlink)
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as e:
+            what = e.msg if isinstance(e, json.JSONDecodeError) else f"{type(e).__name__}: {e}"
+            raise InvalidArgument(f"{replay}: not an NVML recording ({what})") from None
     else:
         snapshot = read_snapshot()
     try:

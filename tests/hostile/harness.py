@@ -37,6 +37,9 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "profile-apply-to": lambda f: ["profile", "apply-to", f, "--profile", "training-48g"],
     "profile-eligible": lambda f: ["profile", "eligible", "training-48g", "-f", f],
     "cel-eval-device": lambda f: ["cel", "eval", "true", "--device", f],
+    "run-sim": lambda f: ["run", "-f", f, "--executor", "sim", "-p", "evaluation", "--store", "sqlite:///:memory:",
+                          "--", "true"],
+    "discover-replay": lambda f: ["discover", "--replay", f],
 }
 
 
