@@ -22,14 +22,18 @@ import typer
 from drakit.allocator import AllocationOutcome, Inventory, allocate
 from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, emit
-from drakit.cli.door import open_snapshot
+from drakit.cli.door import Source, open_source
 from drakit.cli.options import (
+    Context,
+    Demo,
     FeatureGates,
     Files,
     Format,
+    Kubeconfig,
     KubernetesVersion,
     Namespace,
     OutputFormat,
+    RequestTimeout,
     features,
     namespace_scope,
 )
@@ -184,7 +188,7 @@ def _exit(answers: Sequence[NodeAnswer]) -> int:
 def register(app: typer.Typer) -> None:
     @app.command("allocate")
     def allocate_cmd(
-        files: Files,
+        files: Files = [],  # noqa: B006  (no -f: the cluster)
         target: Annotated[
             list[str] | None, typer.Argument(metavar="TARGET", help="pod/NAME or pod NAME (default: every unallocated claim)")
         ] = None,
@@ -207,6 +211,10 @@ def register(app: typer.Typer) -> None:
                 "namespaces as written, objects sharing a name kept.",
             ),
         ] = False,
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        demo: Demo = False,
+        request_timeout: RequestTimeout = 30.0,
     ) -> None:
         """Allocate devices for a pod's claims, or every unallocated claim, on one node or all."""
         from drakit.cli.explain import parse_targets
@@ -214,7 +222,10 @@ def register(app: typer.Typer) -> None:
         if node is not None and all_nodes:
             raise UsageError("--node and --all-nodes exclude each other")
         feats = features(kubernetes_version, feature_gates)
-        inp = open_snapshot(files, feats, as_given=as_given)
+        # Without -f a prediction on the cluster: nothing is written.  Claims are read in every
+        # namespace (their allocations hold devices); pods in the target's.
+        inp = open_source(Source(files, kubeconfig, context, demo, request_timeout), feats,
+                          namespace=namespace_scope(namespace, False) if target else None, as_given=as_given)
         objects = [*inp.nodes, *inp.slices, *inp.classes, *inp.claims, *inp.templates, *inp.pods]
         pod: Obj | None = None
         claims: list[Obj] = list(inp.claims)

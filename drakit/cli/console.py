@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 invalid input (or "invalid" verdicts), 2 usage (a wrong command line,
 an object named on it that is not in the input, a malformed argument), 3 unsatisfiable,
-4 allocation error.  No command ever ends in a traceback for bad input, and no message reaches
+4 allocation error; 5-8 the live cluster's (unreachable, refused, no DRA v1, apply conflict: see
+``drakit.live.client.EXIT_CODES``).  No command ever ends in a traceback for bad input, and no message reaches
 the terminal with a control character in it.
 """
 
@@ -92,6 +93,13 @@ class _TerminalSafe(io.TextIOBase):
         return getattr(self._target, "encoding", None) or "utf-8"
 
 
+def write_plain(text: str) -> None:
+    """Write ``text`` that holds no control character at all (ASCII-escaped JSON) past the
+    terminal filter: translating a fleet-sized bundle costs seconds and changes nothing."""
+    target = sys.stdout._target if isinstance(sys.stdout, _TerminalSafe) else sys.stdout
+    target.write(text)
+
+
 def run_guarded(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run the typer app on ``args`` (default: ``sys.argv``); map drakit exceptions to exit codes.
 
@@ -130,9 +138,9 @@ def _run(app: typer.Typer, args: list[str] | None) -> int:
     except AllocationError as e:
         error_line(str(e))
         return EXIT_ERROR
-    except DrakitError as e:
+    except DrakitError as e:  # a live cluster's errors carry their own code (docs/live.md)
         error_line(str(e))
-        return EXIT_INVALID
+        return int(getattr(e, "exit_code", EXIT_INVALID))
     except KeyboardInterrupt:
         return 130
     return EXIT_OK

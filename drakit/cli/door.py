@@ -1,8 +1,11 @@
-"""The front door of the offline verbs: manifests → one validated :class:`ClusterSnapshot`.
+"""The front door of the verbs: manifests, the demo or a live cluster → one :class:`ClusterSnapshot`.
 
 Every verb that answers on a cluster (allocate, explain, match, lint, trial, profile eligible)
-opens its input here, so that validation runs once and an invalid object is refused with the
-exact lines ``drakit validate`` prints (exit 1) instead of being answered on.
+opens its input here.  :func:`open_source` is the one resolver: ``-f`` reads manifests (validated
+once, an invalid object refused with the exact lines ``drakit validate`` prints, exit 1),
+``--demo`` the embedded demo, and otherwise — kubectl's convention — the cluster of the
+kubeconfig (``--kubeconfig``/``--context``), read through :mod:`drakit.live`.  Objects read
+from an API server are not validated again: the server validated them when they were written.
 """
 
 from __future__ import annotations
@@ -11,13 +14,67 @@ import gc
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from drakit.errors import InvalidInput
+from drakit.errors import InvalidInput, UsageError
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot, Provenance
 from drakit.model import validate_report
 from drakit.sources import load_bundle
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a verb's objects come from, as the command line said it."""
+
+    files: Sequence[str] = ()
+    kubeconfig: str | None = None
+    context: str | None = None
+    demo: bool = False
+    timeout: float = 30.0
+
+    @property
+    def live(self) -> bool:
+        return not self.files and not self.demo
+
+    def check(self) -> None:
+        """-f, --demo and a cluster exclude each other (a usage error, exit 2)."""
+        cluster = self.kubeconfig is not None or self.context is not None
+        if sum((bool(self.files), self.demo, cluster)) > 1:
+            raise UsageError("give one source: -f FILE (manifests), --demo, or --kubeconfig/--context (a cluster)")
+
+
+def open_source(source: Source, features: Features, *, namespace: str | None = "default", pod_selector: str = "",
+                kinds: Iterable[str] | None = None, as_given: bool = False) -> ClusterSnapshot:
+    """The snapshot of ``source``.  A live read covers ``namespace`` (``None``: all), the pods of
+    ``pod_selector`` and only ``kinds`` when given (``match`` needs no pods)."""
+    source.check()
+    if not source.live:
+        from drakit.demo import demo_paths
+
+        return open_snapshot(list(source.files) or demo_paths(), features, as_given=as_given)
+    if as_given:
+        raise UsageError("--as-given takes manifests (-f): objects from a cluster are as the API server keeps them")
+    from drakit.live.snapshot import Scope, read_snapshot
+
+    client = live_client(source)
+    try:
+        scope = Scope(namespace, pod_selector, frozenset(kinds) if kinds is not None else None)
+        snapshot = read_snapshot(client, scope, source=client.target.describe(),
+                                 warn=lambda w: print(f"Warning: {w}", file=sys.stderr))
+    finally:
+        client.close()
+    freeze_loaded()
+    return snapshot
+
+
+def live_client(source: Source) -> Any:
+    """A :class:`drakit.live.kube.KubeClient` for ``source``'s kubeconfig and context (the caller closes it)."""
+    from drakit.live.config import ConnectOptions
+    from drakit.live.kube import KubeClient
+
+    return KubeClient.connect(ConnectOptions(source.kubeconfig, source.context, source.timeout))
 
 
 def refuse_invalid(entries: Iterable[Any], features: Features) -> None:

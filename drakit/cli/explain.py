@@ -18,16 +18,20 @@ from typing import Annotated
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
-from drakit.cli.door import open_snapshot
+from drakit.cli.door import Source, open_source
 from drakit.cli.options import (
     AllNamespaces,
+    Context,
+    Demo,
     FeatureGates,
     Files,
     Format,
+    Kubeconfig,
     KubernetesVersion,
     LabelSelector,
     Namespace,
     OutputFormat,
+    RequestTimeout,
     features,
     labels_match,
     namespace_scope,
@@ -113,7 +117,7 @@ def render_pending_text(report: PendingReport, *, wide: bool = False) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("explain")
     def explain_cmd(
-        files: Files,
+        files: Files = [],  # noqa: B006  (no -f: the cluster)
         targets: Annotated[
             list[str] | None,
             typer.Argument(metavar="TARGET", help="pod/NAME, claim/NAME, NAME, pod NAME..., or pods with --all-pending"),
@@ -127,6 +131,10 @@ def register(app: typer.Typer) -> None:
         feature_gates: FeatureGates = None,
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
         output: OutputFormat = Format.text,
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        demo: Demo = False,
+        request_timeout: RequestTimeout = 30.0,
     ) -> None:
         """Explain why a pod or claim waits: verdict, evidence, owner and a suggested fix."""
         words = list(targets or [])
@@ -144,7 +152,9 @@ def register(app: typer.Typer) -> None:
         requirements = parse_label_selector(selector) if selector is not None else ()
         scope = namespace_scope(namespace, all_namespaces)
         feats = features(kubernetes_version, feature_gates)
-        inp = open_snapshot(files, feats)  # frozen out of the cyclic collector's view there
+        # frozen out of the cyclic collector's view there; without -f, the cluster is read
+        inp = open_source(Source(files, kubeconfig, context, demo, request_timeout), feats,
+                          namespace=scope if all_pending else scope or "default", pod_selector=selector or "")
         if all_pending:
             pods = waiting_pods(inp, scope, lambda labels: labels_match(requirements, labels))
             report = explain_pending(inp, pods, features=feats)

@@ -8,8 +8,18 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
-from drakit.cli.door import refuse_invalid
-from drakit.cli.options import FeatureGates, Files, Format, KubernetesVersion, output_option
+from drakit.cli.door import Source, open_source, refuse_invalid
+from drakit.cli.options import (
+    Context,
+    Demo,
+    FeatureGates,
+    Files,
+    Format,
+    Kubeconfig,
+    KubernetesVersion,
+    RequestTimeout,
+    output_option,
+)
 from drakit.errors import InvalidInput
 from drakit.features import NEWEST_VERSION, Features
 from drakit.model.load import Bundle
@@ -49,13 +59,17 @@ def _is_profile(value: Any) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command("lint")
     def lint_cmd(
-        filename: Files,
+        filename: Files = [],  # noqa: B006  (no -f: the cluster)
         output: Annotated[
             str, output_option(Format.text, Format.json, Format.yaml, note="Findings are not objects: no wide or name.")
         ] = Format.text,
         strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
         feature_gates: FeatureGates = None,
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        demo: Demo = False,
+        request_timeout: RequestTimeout = 30.0,
     ) -> None:
         """Find costly mistakes the API server accepts; every finding has a fix hint.
 
@@ -67,10 +81,20 @@ def register(app: typer.Typer) -> None:
         from drakit.profiles.loader import example_texts
 
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
-        docs, bundle = _documents(filename)
-        # Validation at the door: lint answers on objects the API server would accept (converted
-        # v1beta1 objects and workloads' pod templates included, as every other verb checks them).
-        refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
+        source = Source(filename, kubeconfig, context, demo, request_timeout)
+        if source.live:  # the cluster's objects, in every namespace: findings are about the whole input
+            from drakit.profiles.source import Document
+
+            snapshot = open_source(source, features, namespace=None)
+            docs = [Document(o, snapshot.provenance.source, i) for i, o in enumerate(snapshot.objects())]
+        else:
+            from drakit.demo import demo_paths
+
+            source.check()
+            docs, bundle = _documents(list(filename) or demo_paths())
+            # Validation at the door: lint answers on objects the API server would accept (converted
+            # v1beta1 objects and workloads' pod templates included, as every other verb checks them).
+            refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
         # Profiles among the inputs: the classes they compile to count as used.
         profile_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
         classes: list[str] = []

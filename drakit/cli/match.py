@@ -14,8 +14,19 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit, error_line
-from drakit.cli.door import open_snapshot
-from drakit.cli.options import FeatureGates, Files, Format, KubernetesVersion, features, output_option
+from drakit.cli.door import Source, open_source
+from drakit.cli.options import (
+    Context,
+    Demo,
+    FeatureGates,
+    Files,
+    Format,
+    Kubeconfig,
+    KubernetesVersion,
+    RequestTimeout,
+    features,
+    output_option,
+)
 from drakit.drivers.identity import product_of
 from drakit.errors import SelectorError, UsageError
 from drakit.features import NEWEST_VERSION, Features
@@ -84,7 +95,7 @@ _CEL_HINT = "match selects devices by CEL with -s/--cel EXPR; devices have attri
 def register(app: typer.Typer) -> None:
     @app.command("match")
     def match(
-        files: Files,
+        files: Files = [],  # noqa: B006  (no -f: the cluster)
         cel: Annotated[
             list[str],
             typer.Option("-s", "--cel", metavar="EXPR", help="CEL selector, as in a claim's selectors; repeatable."),
@@ -100,6 +111,10 @@ def register(app: typer.Typer) -> None:
             str,
             output_option(*Format, note="wide adds the devices of each group; name prints driver/pool/device of each match."),
         ] = Format.text,
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        demo: Demo = False,
+        request_timeout: RequestTimeout = 30.0,
     ) -> None:
         """List the devices that match a selector, grouped by node and product, and every device that errs.
 
@@ -115,7 +130,9 @@ def register(app: typer.Typer) -> None:
         if not selectors and not class_name:
             raise UsageError("give -s/--cel EXPR and/or --class NAME")
         feats = features(kubernetes_version, feature_gates)
-        matches = match_devices(open_snapshot(files, feats), selectors, class_name, feats)
+        source = Source(files, kubeconfig, context, demo, request_timeout)
+        snapshot = open_source(source, feats, namespace=None, kinds=("DeviceClass", "ResourceSlice"))
+        matches = match_devices(snapshot, selectors, class_name, feats)
         report = _report(matches)
         if output in (Format.json, Format.yaml):
             emit(report, output)

@@ -41,6 +41,16 @@ LabelSelector = Annotated[
     str | None,
     typer.Option("-l", "--selector", metavar="SELECTOR", help="Label selector, e.g. team=ml,tier!=batch,env in (a,b)."),
 ]
+Kubeconfig = Annotated[
+    str | None, typer.Option("--kubeconfig", metavar="FILE", help="Read the cluster of this kubeconfig (without -f).")
+]
+Context = Annotated[str | None, typer.Option("--context", metavar="NAME", help="kubeconfig context (default: current-context).")]
+Demo = Annotated[bool, typer.Option("--demo", help="Answer on the embedded demo cluster instead of -f or a cluster.")]
+RequestTimeout = Annotated[
+    float, typer.Option("--request-timeout", metavar="SECONDS", help="Give up on an API request after this long.")
+]
+
+
 def output_option(*formats: Format, note: str = "") -> Any:  # a typer OptionInfo
     """``-o/--output`` offering ``formats`` only; any other value is a one-line usage error (exit 2).
 

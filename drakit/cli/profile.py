@@ -11,10 +11,14 @@ import yaml
 
 from drakit.cli.console import EXIT_OK, EXIT_UNSATISFIABLE, emit
 from drakit.cli.options import (
+    Context,
+    Demo,
     FeatureGates,
     Files,
     Format,
+    Kubeconfig,
     KubernetesVersion,
+    RequestTimeout,
     features,
     kube_name,
     output_option,
@@ -22,7 +26,7 @@ from drakit.cli.options import (
 from drakit.errors import InvalidInput, UsageError
 from drakit.features import NEWEST_VERSION
 
-profile_app = typer.Typer(help="Capability profiles: compile, merge into workloads, check eligibility.",
+profile_app = typer.Typer(help="Capability profiles: compile, merge into workloads, check eligibility, apply.",
                           no_args_is_help=True)
 
 ProfileArgs = Annotated[list[str], typer.Argument(metavar="PROFILE", help="Profile files, directories, or names of bundled profiles.")]
@@ -133,23 +137,28 @@ def apply_to_cmd(
 @profile_app.command("eligible")
 def eligible_cmd(
     profiles: ProfileArgs,
-    filename: Files,
+    filename: Files = [],  # noqa: B006  (no -f: the cluster)
     driver: DriverOpt = None,
     output: Annotated[
         str, output_option(Format.text, Format.json, Format.yaml, note="A report per profile, not objects: no wide or name.")
     ] = Format.text,
     kubernetes_version: KubernetesVersion = NEWEST_VERSION,
     feature_gates: FeatureGates = None,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    demo: Demo = False,
+    request_timeout: RequestTimeout = 30.0,
 ) -> None:
     """Per profile: qualifying devices by product and node, excluded devices with the reason.
 
     No -n, -A or -l: devices live in cluster-scoped ResourceSlices.
     """
-    from drakit.cli.door import open_snapshot
+    from drakit.cli.door import Source, open_source
     from drakit.profiles.eligibility import eligibility
 
     compiled = _compiled(profiles, driver, None)
-    snapshot = open_snapshot(filename, features(kubernetes_version, feature_gates))
+    snapshot = open_source(Source(filename, kubeconfig, context, demo, request_timeout),
+                           features(kubernetes_version, feature_gates), namespace=None, kinds=("ResourceSlice",))
     results = [eligibility(cp, snapshot.slices) for cp in compiled]
     if output == Format.text:
         print("\n\n".join(r.render_text() for r in results))
@@ -157,6 +166,56 @@ def eligible_cmd(
         emit({"profiles": [r.to_json() for r in results]}, output)
     none = [r.profile for r in results if not any(n.fits for n in r.nodes)]
     raise typer.Exit(EXIT_UNSATISFIABLE if none else EXIT_OK)
+
+
+@profile_app.command("apply")
+def apply_cmd(
+    profiles: ProfileArgs,
+    driver: DriverOpt = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", metavar="NS", help="Namespace of the claim (template).")
+    ] = None,
+    dry_run: Annotated[
+        str | None, typer.Option("--dry-run", metavar="server", help="server: the API server checks and answers, nothing is written.")
+    ] = None,
+    diff: Annotated[bool, typer.Option("--diff", help="Show what changes against the cluster, as a unified diff.")] = False,
+    output: Annotated[
+        str, output_option(Format.text, Format.json, Format.yaml, note="One outcome per object: no wide or name.")
+    ] = Format.text,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    request_timeout: RequestTimeout = 30.0,
+) -> None:
+    """Server-side apply each profile's DeviceClass and claim (template) as field manager drakit.
+
+    Never forced: a field another manager owns is reported as a conflict (exit 8) and nothing
+    of that object is written.  A second apply of the same profiles writes nothing.
+    """
+    from drakit.cli.door import Source, live_client
+    from drakit.live.apply import Action, apply_objects
+
+    if dry_run not in (None, "server"):
+        raise UsageError(f"--dry-run={dry_run}: only --dry-run=server (the API server checks, nothing is written)")
+    compiled = _compiled(profiles, driver, namespace or "default")
+    objects = list({_object_key(o): o for cp in compiled for o in (cp.device_class, cp.claim)}.values())
+    client = live_client(Source((), kubeconfig, context, timeout=request_timeout))
+    try:
+        results = apply_objects(client, objects, dry_run=dry_run == "server")
+    finally:
+        client.close()
+    if output != Format.text:
+        emit({"dryRun": dry_run == "server", "objects": [r.to_json() for r in results]}, output)
+    else:
+        for r in results:
+            if diff and r.diff:
+                sys.stdout.write(r.diff)
+            print(r.line(dry_run == "server"))
+    raise typer.Exit(8 if any(r.action is Action.CONFLICT for r in results) else EXIT_OK)
+
+
+def _object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))
 
 
 def _read(path: str) -> tuple[str, str]:

@@ -15,8 +15,18 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
-from drakit.cli.door import open_snapshot
-from drakit.cli.options import FeatureGates, Format, KubernetesVersion, features, output_option
+from drakit.cli.door import Source, open_source
+from drakit.cli.options import (
+    Context,
+    Demo,
+    FeatureGates,
+    Format,
+    Kubeconfig,
+    KubernetesVersion,
+    RequestTimeout,
+    features,
+    output_option,
+)
 from drakit.demo import demo_paths
 from drakit.drivers.identity import product_of
 from drakit.features import NEWEST_VERSION
@@ -113,6 +123,10 @@ def register(app: typer.Typer) -> None:
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
         feature_gates: FeatureGates = None,
         output: Annotated[str, output_option(Format.text, Format.json, Format.yaml, note="A report, not objects: no wide or name.")] = Format.text,
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        demo: Demo = False,
+        request_timeout: RequestTimeout = 30.0,
         execute: Annotated[bool, typer.Option("--execute", help="Also run both recipes' workload on every eligible product (local executor).")] = False,
         repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs per product with --execute.")] = 1,
         report_dir: Annotated[str, typer.Option("--report", metavar="DIR", help="Where --execute writes trial.md and trial.html.")] = "drakit-trial-report",
@@ -121,19 +135,23 @@ def register(app: typer.Typer) -> None:
         """Run the platform trial: inventory, profile eligibility, placements, and why anything waits.
 
         No -n, -A or -l: the trial places its pods in its own namespace and reports the whole cluster.
+        Without -f it runs on the embedded demo (--demo says so explicitly); --kubeconfig or
+        --context runs it on that cluster, read-only: the placements are predictions.
         """
         from drakit.profiles.trial import trial_profiles, trial_table
         from drakit.sources import load_profile_files
 
         feats = features(kubernetes_version, feature_gates)
-        paths = files or demo_paths()
-        snapshot = open_snapshot(paths, feats)  # invalid objects are refused here, exit 1
+        live = kubeconfig is not None or context is not None
+        source = Source(files or (), kubeconfig, context, demo or not (files or live), request_timeout)
+        snapshot = open_source(source, feats, namespace=None)  # invalid manifests are refused here, exit 1
+        paths: list[str] | str = snapshot.provenance.source if live else (files or demo_paths())
         profiles = load_profile_files(profile) if profile else trial_profiles()
         table = trial_table(snapshot, profiles)
         # Your own profiles: one pod of each is placed too (the demo's recipes bring their pods).
         workload = profile_pods(profiles, snapshot.objects()) if profile else []
         report: dict[str, Any] = {
-            "source": "embedded demo cluster" if not files else paths,
+            "source": "embedded demo cluster" if source.demo else paths,
             "profilesFrom": list(profile) if profile else list(TRIAL_PROFILES),
             "objects": sum(1 for _ in snapshot.objects()),
             "inventory": inventory_summary(snapshot),

@@ -123,6 +123,12 @@ class ControlPlane:
     def admin_token(self) -> str:
         return self.tokens["admin"]
 
+    def write_kubeconfig(self, path: Path, *, token: str | None = None, server: str | None = None,
+                         ca_file: Path | None = None) -> Path:
+        """A kubeconfig for ``token`` (default: the admin's), as a user of the plane would have it."""
+        self._write_kubeconfig(path, token or self.admin_token, server=server, ca_file=ca_file)
+        return path
+
     def log_file(self, component: str) -> Path:
         return self.workdir / "logs" / f"{component}.log"
 
@@ -227,7 +233,7 @@ class ControlPlane:
         for who in ("scheduler", "controller-manager"):
             self._write_kubeconfig(self.workdir / f"{who}.kubeconfig", self.tokens[who])
 
-    def _write_kubeconfig(self, path: Path, token: str) -> None:
+    def _write_kubeconfig(self, path: Path, token: str, *, server: str | None = None, ca_file: Path | None = None) -> None:
         # JSON is valid YAML, so no YAML dependency here.
         config = {
             "apiVersion": "v1",
@@ -235,7 +241,7 @@ class ControlPlane:
             "clusters": [
                 {
                     "name": "drakit",
-                    "cluster": {"server": self.server, "certificate-authority": str(self.ca_file)},
+                    "cluster": {"server": server or self.server, "certificate-authority": str(ca_file or self.ca_file)},
                 }
             ],
             "users": [{"name": "component", "user": {"token": token}}],
@@ -271,12 +277,36 @@ class ControlPlane:
     def _gate_flag(self) -> str:
         return "--feature-gates=" + ",".join(f"{g}=true" for g in self.gates)
 
-    def _spawn(self, name: str, args: list[str]) -> None:
+    def start_apiserver(self, name: str, *, extra: tuple[str, ...] = (), timeout: float = 120.0) -> str:
+        """Another kube-apiserver named ``name`` on the same etcd, started with the usual flags
+        and then ``extra`` (later flags win); returns its URL.  For tests that need a server
+        configured otherwise (an API group off, no watch cache) beside the session's."""
+        port = _free_port()
+        self._spawn(name, [*self._apiserver_args(port, self.workdir / name), *extra], binary="kube-apiserver")
+        url = f"https://127.0.0.1:{port}"
+        try:
+            self._wait_http(name, f"{url}/readyz", time.monotonic() + timeout, token=self.admin_token)
+        except ControlPlaneError:
+            self.stop_apiserver(name)
+            raise ControlPlaneError(f"{name} did not start:\n{_tail(self.log_file(name), 40)}") from None
+        return url
+
+    def stop_apiserver(self, name: str) -> None:
+        """Stop an apiserver :meth:`start_apiserver` started (the session's components stay)."""
+        proc = self.procs.pop(name)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+    def _spawn(self, name: str, args: list[str], *, binary: str | None = None) -> None:
         args = [*args, *self.extra_args.get(name, ())]
         log = self.log_file(name).open("ab")
         try:
             self.procs[name] = subprocess.Popen(
-                [str(self.bin / name), *args],
+                [str(self.bin / (binary or name)), *args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -305,33 +335,33 @@ class ControlPlane:
         )
 
     def _start_apiserver(self) -> None:
+        self._spawn("kube-apiserver", self._apiserver_args(self.ports["apiserver"], self.workdir / "apiserver"))
+
+    def _apiserver_args(self, port: int, cert_dir: Path) -> list[str]:
         pki = self.workdir / "pki"
-        self._spawn(
-            "kube-apiserver",
-            [
-                f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                f"--secure-port={self.ports['apiserver']}",
-                f"--cert-dir={self.workdir / 'apiserver'}",
-                f"--tls-cert-file={pki / 'apiserver.crt'}",
-                f"--tls-private-key-file={pki / 'apiserver.key'}",
-                f"--client-ca-file={pki / 'ca.crt'}",
-                f"--token-auth-file={pki / 'tokens.csv'}",
-                "--authorization-mode=RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                f"--service-account-key-file={pki / 'sa.pub'}",
-                f"--service-account-signing-key-file={pki / 'sa.key'}",
-                "--service-cluster-ip-range=10.96.0.0/24",
-                # 127.0.0.1 may not be written into the kubernetes Service's endpoints.
-                "--endpoint-reconciler-type=none",
-                "--enable-priority-and-fairness=false",
-                "--profiling=false",
-                self._gate_flag(),
-                f"--runtime-config={_RUNTIME_CONFIG}",
-                "--v=1",
-            ],
-        )
+        return [
+            f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--cert-dir={cert_dir}",
+            f"--tls-cert-file={pki / 'apiserver.crt'}",
+            f"--tls-private-key-file={pki / 'apiserver.key'}",
+            f"--client-ca-file={pki / 'ca.crt'}",
+            f"--token-auth-file={pki / 'tokens.csv'}",
+            "--authorization-mode=RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            "--service-cluster-ip-range=10.96.0.0/24",
+            # 127.0.0.1 may not be written into the kubernetes Service's endpoints.
+            "--endpoint-reconciler-type=none",
+            "--enable-priority-and-fairness=false",
+            "--profiling=false",
+            self._gate_flag(),
+            f"--runtime-config={_RUNTIME_CONFIG}",
+            "--v=1",
+        ]
 
     def _start_scheduler(self) -> None:
         kubeconfig = self.workdir / "scheduler.kubeconfig"

@@ -7,6 +7,7 @@ PostgreSQL comes from ``$DRAKIT_TEST_PG_URL`` (set by ``.ci/run``) or is started
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from tests.integration.gating import in_ci, unavailable
 
 try:
-    from sqlalchemy import Engine, text
+    from sqlalchemy import Engine, make_url, text
 
     from drakit.store.engine import make_engine
 except ImportError:  # [test] pulls in drakit[store], so under CI a missing driver is a failure
@@ -28,8 +29,7 @@ _ROOT = Path(__file__).resolve().parents[3]
 DIALECTS = ("memory", "sqlite", "postgresql")
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> str:
+def _server_url() -> str:
     url = os.environ.get("DRAKIT_TEST_PG_URL", "")
     if url:
         return url
@@ -37,6 +37,26 @@ def pg_url() -> str:
     if started.returncode != 0:
         unavailable(f"no PostgreSQL for the store tests: {started.stderr.strip().splitlines()[-1:]}")
     return started.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A database of its own for this test session on the shared server.
+
+    Tests wipe their schema between cases; a private database keeps two sessions on one server
+    (two checkouts, or a benchmark beside the suite) from wiping each other's tables.
+    """
+    server = make_url(_server_url())
+    name = f"drakit_test_{os.getpid()}_{secrets.token_hex(3)}"
+    admin = make_engine(server.render_as_string(hide_password=False)).execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield server.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
 
 
 def _reset(engine: Engine) -> None:
