@@ -78,6 +78,15 @@ def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: 
     return ClusterSnapshot.from_objects(objects)
 
 
+def _ledger(engine: Any, catalog_path: str) -> Any:
+    """The queue engine's durable ledger in the record store: every submitter process shares it."""
+    from drakit.queues import load_catalog_text, setup_of
+    from drakit.sources.read import read_path
+    from drakit.store.ledger import SqlQueueLedger
+
+    return SqlQueueLedger(engine, setup_of(load_catalog_text(read_path(catalog_path), catalog_path).catalog))
+
+
 def _summary(record: Any) -> None:
     from drakit.records.render import run_line
 
@@ -94,7 +103,7 @@ def register(app: typer.Typer) -> None:
         command: Annotated[list[str], typer.Argument(metavar="-- COMMAND...", help="What to run.")],
         profile: Annotated[str, typer.Option("--profile", "-p", help="Profile (file or bundled name) the run's devices follow.")],
         queue: Annotated[str, typer.Option("--queue", help="Queue to be admitted through (none: admitted at once).")] = "",
-        queue_limit: Annotated[int, typer.Option("--queue-limit", min=1, help="Concurrent runs the queue admits.")] = 8,
+        queues: Annotated[str | None, typer.Option("--queues", metavar="CATALOG", help="QueueCatalog file the queue is defined in.")] = None,
         executor: Annotated[str, typer.Option("--executor", help="local (this machine), sim (placement only) or kubernetes.")] = "local",
         image: Annotated[str, typer.Option("--image", help="Container image (recorded; the local executor runs on the host).")] = "",
         files: Annotated[list[str] | None, typer.Option("-f", "--filename", metavar="FILE", help="A declared inventory instead of NVML; repeatable.")] = None,
@@ -112,7 +121,6 @@ def register(app: typer.Typer) -> None:
         Exit status: the command's own when it ran; 3 when it could not be placed or admitted.
         """
         from drakit.executors.base import RunRequest, execute
-        from drakit.executors.ledger import MemoryQueueLedger
         from drakit.executors.local import LocalLauncher, SimLauncher
         from drakit.executors.placement import DeviceBook
         from drakit.records.render import record_json
@@ -129,8 +137,10 @@ def register(app: typer.Typer) -> None:
         profiles = load_profile_files([profile])
         chosen = profiles.get(profiles.given[0]) if profiles.given else profiles.get(profile)
         inventory = local_inventory(files, demo or (executor == "sim" and not files), feats, socket.gethostname())
+        if queue and not queues:
+            raise InvalidArgument(f"--queue {queue}: name the QueueCatalog that defines it with --queues CATALOG")
         records = open_records(store)
-        ledger = MemoryQueueLedger({queue: {"workloads": queue_limit}}) if queue else None
+        ledger = _ledger(records.engine, queues) if queue and queues else None
         request = RunRequest(run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", profile=chosen, command=tuple(command),
                              queue=queue, namespace=namespace, image=image, product=product,
                              env={"DRAKIT_STORE": str(records.engine.url.render_as_string(hide_password=False))})

@@ -26,6 +26,23 @@ subprocess.run(drakit + ["record-env"], check=True)
 """
 
 
+CATALOG = """
+apiVersion: drakit.dev/v1alpha1
+kind: QueueCatalog
+metadata: {name: lab}
+spec:
+  flavor: default
+  resources:
+    - {name: gpu, deviceClasses: [evaluation.gpu.nvidia.com, gpu.nvidia.com]}
+  queues:
+    - name: eval
+      namespaces: [default]
+      quotas: [{resource: gpu, nominal: 2}]
+      pods: 4
+      concurrency: 2
+"""
+
+
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"sqlite:///{tmp_path / 'records.db'}"
@@ -34,8 +51,10 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_run_records_and_runs_show_it(store: str, tmp_path: Path) -> None:
-    done = run("run", "--profile", "evaluation", "--demo", "--queue", "eval", "--run-id", "r-1", "-o", "json",
-               "--", sys.executable, "-c", CHILD)
+    catalog = tmp_path / "queues.yaml"
+    catalog.write_text(CATALOG)
+    done = run("run", "--profile", "evaluation", "--demo", "--queue", "eval", "--queues", str(catalog), "--run-id", "r-1",
+               "-o", "json", "--", sys.executable, "-c", CHILD)
     assert done.exit_code == 0, done.stderr
     shown = yaml.safe_load(run("runs", "show", "r-1").stdout)
     assert shown["state"] == "finished" and shown["queue"] == "eval"
@@ -69,6 +88,8 @@ def test_exit_status_of_the_command_is_drakits(store: str) -> None:
         pytest.param(("run", "-p", "nope", "--demo", "--", "true"), 1, "no such profile", id="unknown-profile"),
         pytest.param(("run", "-p", "evaluation", "--demo", "--product", "B200", "--", "true"), 3, "NotEnoughDevices",
                      id="no-such-product"),
+        pytest.param(("run", "-p", "evaluation", "--demo", "--queue", "q", "--", "true"), 2, "--queues CATALOG",
+                     id="queue-without-catalog"),
         pytest.param(("log-metric", "loss", "1"), 2, "DRAKIT_METRICS is not set", id="log-metric-outside-a-run"),
         pytest.param(("runs", "show", "missing"), 2, "not found", id="show-missing"),
         pytest.param(("runs", "compare", "--by", "gpu"), 2, "cannot group runs by", id="compare-bad-by"),

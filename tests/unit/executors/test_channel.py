@@ -1,4 +1,4 @@
-"""The metrics channel, the queue ledger's twin and MLflow key hygiene: pure pieces of the run path."""
+"""The metrics channel and MLflow key hygiene: pure pieces of the run path."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 import posixpath
 import re
 import threading
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,10 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drakit.executors import metrics
-from drakit.executors.ledger import MemoryQueueLedger, Refused, Reserved
 from drakit.executors.mlflow import LIMITS, batches, key
-
-NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def test_channel_reads_series_correctness_and_ready() -> None:
@@ -74,23 +70,6 @@ def test_appends_from_many_threads_never_interleave(tmp_path: Path) -> None:
         t.join()
     got = metrics.parse(Path(path).read_text(), path)
     assert got.problems == () and len(got.series) == 1600
-
-
-def test_ledger_reserves_atomically_and_idempotently() -> None:
-    ledger = MemoryQueueLedger({"q": {"workloads": 2, "devices": 3}})
-    assert isinstance(ledger.reserve("q", "a", {"workloads": 1, "devices": 2}, NOW), Reserved)
-    again = ledger.reserve("q", "a", {"workloads": 1, "devices": 2}, NOW)
-    assert isinstance(again, Reserved) and ledger.usage("q") == {"workloads": 1, "devices": 2}
-    full = ledger.reserve("q", "b", {"workloads": 1, "devices": 2}, NOW)
-    assert isinstance(full, Refused) and full.waits and full.code == "QuotaExhausted"
-    assert full.reason == "devices: 2 of 3 in use, 2 more requested"
-    assert ledger.usage("q") == {"workloads": 1, "devices": 2}  # nothing of b's demand was held
-    ledger.release("a")
-    assert isinstance(ledger.reserve("q", "b", {"workloads": 1, "devices": 2}, NOW), Reserved)
-    never = ledger.reserve("q", "c", {"devices": 4}, NOW)
-    assert isinstance(never, Refused) and not never.waits and never.code == "ExceedsLimit"
-    unknown = ledger.reserve("other", "d", {}, NOW)
-    assert isinstance(unknown, Refused) and unknown.code == "UnknownQueue" and "known: q" in unknown.reason
 
 
 _MLFLOW_NAME = re.compile(r"^[/\w.\- :]*$")
