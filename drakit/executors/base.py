@@ -141,20 +141,28 @@ def _admit(store: RecordStore, ledger: QueueLedger | None, request: RunRequest, 
 def execute(store: RecordStore, book: DeviceBook, launcher: Launcher, request: RunRequest, *,
             executor: str, ledger: QueueLedger | None = None, wait_s: float = 3600.0,
             poll_s: float = 0.002) -> RunRecord:
-    """Record ``request`` from submission to its end through ``launcher``; every step one store transaction."""
+    """Record ``request`` from submission to its end through ``launcher``; every step one store transaction.
+
+    The profile is compiled before anything is recorded: a profile that cannot express its claim
+    is the caller's error (raised), not a run left open.
+    """
+    compiled = claim_for(request.profile, namespace=request.namespace, name=f"{request.run_id}-claim",
+                         uid=book.ids.new_id(), product=request.product)
     run = Run.submit(datetime.now(UTC), id=request.run_id, recipe=request.recipe or request.profile.name,
                      profile=request.profile.name, queue=request.queue, namespace=request.namespace,
                      executor=executor, command=request.command, image=request.image)
     store.create(run)
-    return _carry_on(store, book, launcher, request, run.state, ledger, wait_s, poll_s)
+    return _carry_on(store, book, launcher, request, run.state, ledger, wait_s, poll_s, compiled=compiled)
 
 
 def _carry_on(store: RecordStore, book: DeviceBook, launcher: Launcher, request: RunRequest, state: RunState,
-              ledger: QueueLedger | None, wait_s: float, poll_s: float, record: RunRecord | None = None) -> RunRecord:
+              ledger: QueueLedger | None, wait_s: float, poll_s: float, record: RunRecord | None = None,
+              compiled: tuple[dict[str, Any], dict[str, Any], str] | None = None) -> RunRecord:
     """Take a run from ``state`` (submitted, admitted or claim-allocated) to its end."""
     run_id = request.run_id
-    claim, device_class, template = claim_for(request.profile, namespace=request.namespace,
-                                              name=f"{run_id}-claim", uid=book.ids.new_id(), product=request.product)
+    claim, device_class, template = compiled or claim_for(request.profile, namespace=request.namespace,
+                                                          name=f"{run_id}-claim", uid=book.ids.new_id(),
+                                                          product=request.product)
     try:
         if state in (RunState.SUBMITTED, RunState.ADMITTED):
             refusal = _admit(store, ledger, request, demand_of(claim, getattr(ledger, "setup", None)), wait_s, poll_s,
@@ -216,6 +224,8 @@ def resume_open(store: RecordStore, book: DeviceBook, launcher: Launcher, profil
             continue
         if run.state is RunState.CONTAINER_STARTED:
             store.advance(run.id, RunState.FAILED)
+            if ledger is not None:  # a durable reservation outlives the recorder that held it
+                ledger.release(run.id)
             done.append(store.get(run.id))
             continue
         request = RunRequest(run_id=run.id, profile=profiles(run.profile), command=run.command, recipe=run.recipe,
