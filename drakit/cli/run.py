@@ -72,9 +72,14 @@ def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: 
         from drakit.demo import cluster_objects
 
         return ClusterSnapshot.from_objects(cluster_objects())
+    from drakit.executors.nvmlread import NvmlUnavailable
     from drakit.inventory.templates import nvidia_device_class
 
-    objects = [nvml_slice(node, replay), nvidia_device_class(), nvidia_device_class("mig.nvidia.com", "mig")]
+    try:
+        local = nvml_slice(node, replay)
+    except NvmlUnavailable as e:
+        raise NvmlUnavailable(f"{e}; pass -f INVENTORY or --demo to run on a declared inventory") from None
+    objects = [local, nvidia_device_class(), nvidia_device_class("mig.nvidia.com", "mig")]
     return ClusterSnapshot.from_objects(objects)
 
 

@@ -26,6 +26,16 @@ subprocess.run(drakit + ["record-env"], check=True)
 """
 
 
+def _has_nvml() -> bool:
+    from drakit.executors.nvmlread import NvmlUnavailable, load_nvml
+
+    try:
+        load_nvml()
+    except NvmlUnavailable:
+        return False
+    return True
+
+
 CATALOG = """
 apiVersion: drakit.dev/v1alpha1
 kind: QueueCatalog
@@ -90,6 +100,8 @@ def test_exit_status_of_the_command_is_drakits(store: str) -> None:
                      id="no-such-product"),
         pytest.param(("run", "-p", "evaluation", "--demo", "--queue", "q", "--", "true"), 2, "--queues CATALOG",
                      id="queue-without-catalog"),
+        pytest.param(("run", "-p", "evaluation", "--", "true"), 1, "pass -f INVENTORY or --demo", id="no-gpu-no-inventory",
+                     marks=pytest.mark.skipif(_has_nvml(), reason="this machine has NVML: run uses its GPUs")),
         pytest.param(("log-metric", "loss", "1"), 2, "DRAKIT_METRICS is not set", id="log-metric-outside-a-run"),
         pytest.param(("runs", "show", "missing"), 2, "not found", id="show-missing"),
         pytest.param(("runs", "compare", "--by", "gpu"), 2, "cannot group runs by", id="compare-bad-by"),
