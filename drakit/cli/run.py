@@ -158,7 +158,8 @@ def register(app: typer.Typer) -> None:
         if record.run.state is not RunState.FINISHED:
             raise typer.Exit(EXIT_UNSATISFIABLE)
         status = record.result.exit_status if record.result else None
-        raise typer.Exit(EXIT_OK if status is None else max(0, min(status, 255)))
+        # A command killed by signal N is recorded as -N (as Python reports it) and exits 128+N, as a shell does.
+        raise typer.Exit(EXIT_OK if status is None else (128 - status if status < 0 else min(status, 255)))
 
     @app.command("record-env")
     def record_env(

@@ -88,6 +88,9 @@ def test_run_records_and_runs_show_it(store: str, tmp_path: Path) -> None:
 
 def test_exit_status_of_the_command_is_drakits(store: str) -> None:
     assert run("run", "-p", "evaluation", "--demo", "--", sys.executable, "-c", "raise SystemExit(5)").exit_code == 5
+    killed = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    assert run("run", "-p", "evaluation", "--demo", "--run-id", "k", "--", sys.executable, "-c", killed).exit_code == 143
+    assert yaml.safe_load(run("runs", "show", "k").stdout)["result"]["exitStatus"] == -15
 
 
 @pytest.mark.parametrize(
