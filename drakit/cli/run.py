@@ -117,6 +117,7 @@ def register(app: typer.Typer) -> None:
         run_id: Annotated[str | None, typer.Option("--run-id", help="ID to record the run under (default: a new one).")] = None,
         namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
         store: StoreOption = None,
+        mlflow: Annotated[str | None, typer.Option("--mlflow", metavar="URI", help="Also mirror the run to this MLflow tracking URI.")] = None,
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
         feature_gates: FeatureGates = None,
         output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
@@ -151,6 +152,10 @@ def register(app: typer.Typer) -> None:
                              env={"DRAKIT_STORE": str(records.engine.url.render_as_string(hide_password=False))})
         launcher = SimLauncher() if executor == "sim" else LocalLauncher()
         record = execute(records, DeviceBook(inventory, feats), launcher, request, executor=executor, ledger=ledger)
+        if mlflow:
+            from drakit.executors.mlflow import mirror
+
+            typer.echo(f"mlflow run {mirror(record, mlflow)}", err=True)
         if output != Format.text:
             emit(record_json(record), output)
         else:
