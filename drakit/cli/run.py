@@ -61,8 +61,7 @@ def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
         raise DrakitError(f"NVML answered what the NVIDIA driver would refuse: {e}") from None
 
 
-def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: str,
-                    replay: str | None = None) -> ClusterSnapshot:
+def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: str) -> ClusterSnapshot:
     """``-f`` manifests, the embedded demo cluster, or this machine's NVML slice (in that order)."""
     if files:
         from drakit.cli.door import open_snapshot
@@ -76,7 +75,7 @@ def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: 
     from drakit.inventory.templates import nvidia_device_class
 
     try:
-        local = nvml_slice(node, replay)
+        local = nvml_slice(node)
     except NvmlUnavailable as e:
         raise NvmlUnavailable(f"{e}; pass -f INVENTORY or --demo to run on a declared inventory") from None
     objects = [local, nvidia_device_class(), nvidia_device_class("mig.nvidia.com", "mig")]
