@@ -85,7 +85,7 @@ def drakit_seconds_per_decision(catalog_text: str, jobs: list[dict[str, Any]], t
 
 def _kueue() -> Callable[[str, list[dict[str, Any]], dict[str, Any]], float | None] | None:
     try:
-        from _kueue_bench import kueue_seconds_per_decision  # type: ignore[import-not-found]
+        from _kueue_bench import kueue_seconds_per_decision
     except ImportError:
         return None
     fn: Callable[[str, list[dict[str, Any]], dict[str, Any]], float | None] = kueue_seconds_per_decision
