@@ -107,7 +107,9 @@ def explain_cmd(
 ) -> None:
     """Offline: replay the Jobs in -f (by creation time) through the engine and say why NAME waits (exit 3) or not."""
     from drakit.cli.door import refuse_invalid
+    from drakit.errors import InvalidInput
     from drakit.features import Features
+    from drakit.model.load import decode_documents
     from drakit.queues.admission import Engine
     from drakit.queues.compile import setup_of
     from drakit.queues.explain import explain_workload, stuck_after_fix
@@ -117,8 +119,6 @@ def explain_cmd(
         workload_from_job,
         workload_from_object,
     )
-    from drakit.errors import InvalidInput
-    from drakit.model.load import decode_documents
     from drakit.sources import load_manifest_documents
 
     # Read once (stdin can be read only once). Core objects (Jobs' pod templates, claim templates)
