@@ -27,12 +27,12 @@ _VALUE_KINDS = ("string", "version", "int", "bool")
 def product_of(driver: str, device: Mapping[str, Any], schema: DriverSchema | None = None) -> str:
     """The product label of ``device`` published by ``driver`` (``schema``: a specific version)."""
     attributes = device.get("attributes")
-    if not isinstance(attributes, Mapping):
+    if type(attributes) is not dict and not isinstance(attributes, Mapping):  # exact type first: ABC checks are slow
         return UNNAMED
     keys = _keys(driver) if schema is None else _qualified(driver, (schema.roles.get("product", ""),))
     for key in keys:
         value = attributes.get(key)
-        if isinstance(value, Mapping):
+        if type(value) is dict or isinstance(value, Mapping):
             for kind in _VALUE_KINDS:
                 if kind in value and value[kind] is not None:
                     return str(value[kind])

@@ -9,7 +9,15 @@ import pytest
 from drakit.errors import ErrorType
 from drakit.features import Features
 from drakit.model._base import to_wire
-from drakit.model.validate import _may_drop, drop_disabled_fields, validate_object
+from drakit.model.slice import ResourceSlice
+from drakit.model.validate import (
+    _Errs,
+    _may_drop,
+    _plain_device,
+    _validate_device,
+    drop_disabled_fields,
+    validate_object,
+)
 from tests.builders import Builder, ClaimBuilder, NodeBuilder, PodBuilder, SliceBuilder
 
 OFF = Features()  # every gate a slice field hangs on is off
@@ -69,3 +77,45 @@ def _attributes(attrs: dict[str, Any]) -> list[tuple[str, ErrorType]]:
 )
 def test_attribute_shortcut_agrees_with_the_full_checks(attrs: dict[str, Any], want: list[tuple[str, ErrorType]]) -> None:
     assert _attributes(attrs) == want
+
+
+def _device_errors(builder: SliceBuilder) -> tuple[bool, list[str]]:
+    """The device shortcut's answer and what the full per-device checks find (run first: they
+    record the names found valid, as the first device of a slice does)."""
+    slice_ = builder.obj()
+    assert isinstance(slice_, ResourceSlice)
+    device = slice_.spec.devices[0]
+    errs = _Errs()
+    _validate_device(errs, device, "spec.devices[0]", False)
+    return _plain_device(device), [e.path for e in errs.items]
+
+
+@pytest.mark.parametrize(
+    ("builder", "plain"),
+    [
+        pytest.param(SliceBuilder(), True, id="plain-device"),
+        pytest.param(SliceBuilder().attribute(0, "model", string="x").attribute(0, "v", version="1.2.3")
+                     .attribute(0, "n", int=3).attribute(0, "b", bool=True), True, id="scalar-attributes"),
+        pytest.param(SliceBuilder().capacity(0, "memory", "80Gi"), True, id="capacity"),
+        pytest.param(SliceBuilder().set("spec.devices[0].name", "GPU_0"), False, id="bad-name"),
+        pytest.param(SliceBuilder().attribute(0, "a/b/c", string="x"), False, id="bad-attribute-name"),
+        pytest.param(SliceBuilder().attribute(0, "v", version="1.2"), False, id="not-semver"),
+        pytest.param(SliceBuilder().attribute(0, "s", string="x" * 65), False, id="string-too-long"),
+        pytest.param(SliceBuilder().attribute(0, "s", string="é" * 40), False, id="non-ascii-string"),
+        pytest.param(SliceBuilder().set("spec.devices[0].attributes", {f"a{i}": {"int": i} for i in range(33)}),
+                     False, id="too-many-attributes"),
+        pytest.param(SliceBuilder().set("spec.devices[0].attributes", {"a": {"ints": [1]}}), False, id="list-attribute"),
+        pytest.param(SliceBuilder().set("spec.devices[0].taints", [TAINT]), False, id="taints"),
+        pytest.param(SliceBuilder().set("spec.devices[0].nodeName", "n1"), False, id="node-name-without-per-device"),
+        pytest.param(SliceBuilder().set("spec.devices[0].allNodes", False), False, id="all-nodes"),
+        pytest.param(SliceBuilder().set("spec.devices[0].bindingConditions", ["a"]), False, id="binding-conditions"),
+        pytest.param(SliceBuilder().set("spec.devices[0].consumesCounters", [{"counterSet": "x", "counters": {}}]),
+                     False, id="consumes-counters"),
+        pytest.param(SliceBuilder().capacity(0, "mem", "10", requestPolicy={"default": "1"}), False, id="request-policy"),
+    ],
+)
+def test_device_shortcut_is_taken_only_where_the_full_checks_find_nothing(builder: SliceBuilder, plain: bool) -> None:
+    shortcut, found = _device_errors(builder)
+    assert shortcut is plain
+    if shortcut:
+        assert found == []
