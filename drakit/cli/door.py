@@ -108,7 +108,8 @@ def open_snapshot(paths: Sequence[str], features: Features, *, as_given: bool = 
 
 
 def load_frozen(paths: Sequence[str], *, allow_duplicate_names: bool = False) -> Bundle:
-    """:func:`load_bundle` with what it built frozen before the collector runs again.
+    """:func:`load_bundle` with what it built frozen before the collector runs again, and kept
+    until the process exits (:func:`keep_until_exit`).
 
     Loading pauses the collector; re-enabling it with millions of new containers in the
     youngest generation would make the next allocation scan them all (~1 s at 5,000 nodes),
@@ -116,6 +117,7 @@ def load_frozen(paths: Sequence[str], *, allow_duplicate_names: bool = False) ->
     """
     with collector_paused():
         bundle = load_bundle(list(paths), allow_duplicate_names=allow_duplicate_names)
+        keep_until_exit(bundle)
         freeze_loaded()
     return bundle
 

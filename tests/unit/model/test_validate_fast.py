@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
 
 from drakit.errors import ErrorType
 from drakit.features import Features
 from drakit.model._base import to_wire
-from drakit.model.slice import ResourceSlice
+from drakit.model.slice import Device, DeviceAttribute, ResourceSlice
 from drakit.model.validate import (
     _Errs,
     _may_drop,
@@ -119,3 +122,52 @@ def test_device_shortcut_is_taken_only_where_the_full_checks_find_nothing(builde
     assert shortcut is plain
     if shortcut:
         assert found == []
+
+
+_SCHEMA = TypeAdapter(dict[str, DeviceAttribute])  # the attributes' schema without the shortcut
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False),
+                     st.text(max_size=3), st.lists(st.integers(0, 3), max_size=2))
+_ATTRIBUTE = st.one_of(
+    st.dictionaries(st.sampled_from(["int", "bool", "string", "version", "ints", "strings", "other"]), _SCALARS,
+                    max_size=2),
+    _SCALARS,
+)
+
+
+def _typed_attributes(attrs: Any) -> tuple[Any, list[tuple[Any, ...]]]:
+    """The device's typed attributes, or the errors (location and type) that refuse them."""
+    try:
+        return Device.model_validate({"name": "d", "attributes": attrs}).attributes, []
+    except ValidationError as e:
+        return None, [(e_["loc"], e_["type"]) for e_ in e.errors()]
+
+
+def _schema_attributes(attrs: Any) -> tuple[Any, list[tuple[Any, ...]]]:
+    try:
+        return _SCHEMA.validate_python(attrs), []
+    except ValidationError as e:
+        return None, [(("attributes", *e_["loc"]), e_["type"]) for e_ in e.errors()]
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        pytest.param({"a": {"string": "x"}, "b": {"int": 3}, "c": {"bool": False}, "d": {"version": "1.0.0"}}, id="scalars"),
+        pytest.param({"a": {"int": True}}, id="bool-as-int"),
+        pytest.param({"a": {"bool": 1}}, id="int-as-bool"),
+        pytest.param({"a": {"string": 1.5}}, id="float-as-string"),
+        pytest.param({"a": {"string": None}}, id="null"),
+        pytest.param({"a": {"ints": [1]}}, id="list-form"),
+        pytest.param({"a": {"colour": "red"}}, id="unknown-key"),
+        pytest.param({"a": "x"}, id="not-an-object"),
+        pytest.param({1: {"int": 1}}, id="int-name"),
+        pytest.param([], id="not-a-map"),
+    ],
+)
+def test_attribute_typing_shortcut_answers_like_the_schema(attrs: Any) -> None:
+    assert _typed_attributes(attrs) == _schema_attributes(attrs)
+
+
+@given(st.dictionaries(st.text(max_size=2), _ATTRIBUTE, max_size=3))
+def test_attribute_typing_shortcut_answers_like_the_schema_everywhere(attrs: dict[str, Any]) -> None:
+    assert _typed_attributes(attrs) == _schema_attributes(attrs)
