@@ -624,10 +624,14 @@ def _plain_device(d: Device) -> bool:
         if len(a) != 1:
             return False
         s = a.get("string")
-        if s is not None:
-            if len(s) > MAX_ATTRIBUTE_VALUE_LENGTH or not s.isascii():
+        if s is None:
+            v = a.get("version")
+            if v is None:
+                if a.get("int") is None and a.get("bool") is None:
+                    return False
+            elif len(v) > MAX_ATTRIBUTE_VALUE_LENGTH or not v.isascii() or not _is_semver(v):
                 return False
-        elif a.get("int") is None and a.get("bool") is None and not _plain_attribute_ok(a):
+        elif len(s) > MAX_ATTRIBUTE_VALUE_LENGTH or not s.isascii():
             return False
     return True
 
