@@ -66,5 +66,5 @@ def test_engine_agrees_with_real_kueue() -> None:
     if not GOLDEN.exists():
         pytest.skip(f"{GOLDEN.name} not recorded yet: run test_real_kueue_reproduces_golden")
     golden = read_golden()
-    differences = compare(golden, engine_trace(golden.created))
+    differences = compare(golden, engine_trace(golden.created, golden.uid))
     assert not differences, "engine disagrees with real Kueue:\n" + "\n".join(map(str, differences))
