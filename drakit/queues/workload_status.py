@@ -216,6 +216,7 @@ def explain_workload(
     mappings = list(device_class_mappings or [])
     conds = _conditions(wl)
     key, job = _key(wl), _job(wl)
+    ns, wl_name = key.split("/", 1)
     cq_name = _cluster_queue_of(wl, local_queues)
     cq = next((c for c in cluster_queues if (c.get("metadata") or {}).get("name") == cq_name), None)
     name = f"Workload {key}" + (f" (Job {job})" if job else "")
@@ -256,7 +257,8 @@ def explain_workload(
                     ],
                     cause,
                     "restart the Kueue manager so it reprocesses the workload with the current deviceClassMappings; "
-                    f"if it is still parked, delete and recreate {'Job ' + job if job else 'the workload'}",
+                    f"if it is still parked, delete the Workload (kubectl delete workload -n {ns} {wl_name}); "
+                    "Kueue's Job integration creates a fresh one for the Job",
                 )
             return out(
                 LiveVerdict.INADMISSIBLE,
