@@ -203,6 +203,32 @@ def semantic_cases() -> list[Case]:
     return out
 
 
+def _renamed(doc: dict[str, Any], path: tuple[str | int, ...], new: str) -> dict[str, Any]:
+    """``doc`` with the key at ``path`` spelled ``new`` instead (same value, same place)."""
+    out = copy.deepcopy(doc)
+    parent: Any = out
+    for p in path[:-1]:
+        parent = parent[p]
+    parent[new] = parent.pop(path[-1])
+    return out
+
+
+SNAKE_CASE: list[tuple[str, dict[str, Any], tuple[str | int, ...], str]] = [
+    ("pool", SLICE, ("spec", "pool", "resourceSliceCount"), "resource_slice_count"),
+    ("slice-node", SLICE, ("spec", "nodeName"), "node_name"),
+    ("request", CLAIM, ("spec", "devices", "requests", 0, "exactly", "deviceClassName"), "device_class_name"),
+    ("pod", POD, ("spec", "resourceClaims"), "resource_claims"),
+]
+
+
+def snake_case_cases() -> list[Case]:
+    """Field names as drakit's models spell them in Python: unknown fields for the API server
+    (kubectl's strict decoding), so every command refuses them at the door."""
+    return [Case(f"snake-case-{ident}", _text("bundle.json", json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": [*(d for d in BASE if d is not doc), _renamed(doc, path, new)]})))
+        for ident, doc, path, new in SNAKE_CASE]
+
+
 def _scenario(name: str, path: tuple[str | int, ...], value: Any) -> Case:
     text = yaml.safe_dump_all([_with(SCENARIO, path, value), SCENARIO_TEMPLATE])
     text = text.replace("__NAN__", ".nan").replace("__INF__", ".inf")
