@@ -40,6 +40,8 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "describe": lambda f: ["describe", "pod/train", "-n", "ml", "-f", f],
     "describe-class": lambda f: ["describe", "deviceclass/gpu.example.com", "-f", f],
     "get-devices": lambda f: ["get", "devices", "-f", f, "-o", "wide"],
+    "queue-compile": lambda f: ["queue", "compile", f],
+    "queue-explain": lambda f: ["queue", "explain", "job/train", "-n", "ml", "-f", f],
 }
 
 
