@@ -9,9 +9,10 @@ Kueue issue 13969 is recognised: a Workload that DRA validation marked ``Requeue
 (reason ``Inadmissible``) is never retried by the queue (``backoffWaitingTimeExpired`` in
 ``pkg/cache/queue/cluster_queue.go`` refuses it), so it can sit there after the cause was fixed.
 When the current ``deviceClassMappings`` show the cause is gone, the verdict says so with the
-remedy. Kueue v0.19.2 clears those conditions when its workload controller next processes the
-DRA requests successfully, which happens when the manager restarts (it reads the mappings only
-at start); a Workload still parked after that needs deleting and recreating.
+remedy. Read from Kueue v0.19.2's workload controller (not yet seen on a cluster): it drops those
+conditions when it next processes the DRA requests successfully, which a manager restart with
+the fixed mappings triggers (they are read only at start); a Workload still parked after that
+is deleted, and Kueue's Job integration creates a fresh one.
 
 Pure: plain API dicts in, a frozen value out.
 """

@@ -510,6 +510,7 @@ class RealKueueDriver:
         self.job_of: dict[tuple[str, str], str] = {}  # (namespace, Workload) -> Job
         self.created: dict[str, str] = {}  # Job -> its Workload's creationTimestamp
         self.uid: dict[str, str] = {}  # Job -> its Workload's UID
+        self.scenario_jobs = {(j.namespace, j.name) for j in jobs()}
         self.admitted_at: dict[str, int] = {}  # Job -> index of the event it was admitted in
         self.usage: dict[str, dict[str, str]] = {}
 
@@ -519,8 +520,8 @@ class RealKueueDriver:
         """Update state from one Workload; returns (newly admitted Job, newly finished Job)."""
         meta = wl.get("metadata") or {}
         job = next((r["name"] for r in meta.get("ownerReferences") or [] if r.get("kind") == "Job"), None)
-        if job is None:
-            return None, None
+        if job is None or (meta.get("namespace"), job) not in self.scenario_jobs:
+            return None, None  # another test's Workload (its namespace may still be terminating)
         self.job_of[(meta.get("namespace", ""), meta.get("name", ""))] = job
         if meta.get("creationTimestamp"):
             self.created[job] = str(meta["creationTimestamp"])
