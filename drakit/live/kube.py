@@ -42,7 +42,7 @@ from drakit.live.client import (
     resource_of,
     with_kind,
 )
-from drakit.live.config import ConnectOptions, Target, resolve
+from drakit.live.config import ConnectOptions, Target, load_kubeconfig, resolve
 
 _VERBS = {"GET": "get", "POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}
 
@@ -62,10 +62,12 @@ class KubeClient:
                 load_incluster_config(client_configuration=config)
             else:
                 loader = _get_kube_config_loader(
-                    filename=":".join(target.files), active_context=target.context, persist_config=False
+                    config_dict=load_kubeconfig(target.files), active_context=target.context, persist_config=False
                 )
                 loader.load_and_set(config)
                 target = replace(target, context=str(loader.current_context["name"]))  # named in errors
+        except ClusterError:
+            raise
         except (ConfigException, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as e:
             raise ClusterError(ErrorCode.INVALID, f"{target.describe()}: {_one_line(str(e))}") from None
         self.target = target

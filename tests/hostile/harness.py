@@ -37,6 +37,7 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "profile-apply-to": lambda f: ["profile", "apply-to", f, "--profile", "training-48g"],
     "profile-eligible": lambda f: ["profile", "eligible", "training-48g", "-f", f],
     "cel-eval-device": lambda f: ["cel", "eval", "true", "--device", f],
+    "snapshot-kubeconfig": lambda f: ["snapshot", "--kubeconfig", f],  # the input is the kubeconfig
 }
 
 
