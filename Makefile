@@ -21,7 +21,9 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 demo: venv
-	$(VENV)/bin/drakit trial
+	$(VENV)/bin/drakit trial --execute --report drakit-trial-report --store sqlite:///$(CURDIR)/drakit-trial-report/records.db
+	$(VENV)/bin/drakit runs compare --by product --store sqlite:///$(CURDIR)/drakit-trial-report/records.db \
+	  --chart drakit-trial-report/runtime-by-product.html
 
 lint: venv
 	$(VENV)/bin/ruff check drakit tests benchmarks
@@ -49,15 +51,34 @@ WORKERS ?= 2
 differential: $(ORACLE_BIN) venv
 	$(PY) -m tests.differential.bulk --cases $(N) --seed $(SEED) --workers $(WORKERS)
 
+# CEL's syntax error recovery runs a parser ANTLR generates from drakit/selectors/grammar/CEL.g4
+# (committed; regenerate after editing the grammar).  The ANTLR tool comes from Maven Central.
+ANTLR_VERSION := 4.13.2
+.PHONY: cel-grammar
+cel-grammar:
+	mvn -q dependency:copy -Dartifact=org.antlr:antlr4:$(ANTLR_VERSION):jar:complete -DoutputDirectory=.antlr
+	cd drakit/selectors/grammar && java -jar ../../../.antlr/antlr4-$(ANTLR_VERSION)-complete.jar \
+		-Dlanguage=Python3 -no-listener -no-visitor CEL.g4 && rm -f CELLexer.py *.interp *.tokens
+
 # --- the real control plane (see cluster/README.md) ---------------------------------------
 
 .PHONY: cluster
 # etcd, kube-apiserver, kube-scheduler and kube-controller-manager for tests/integration,
-# built from the Go module proxy into $(DRAKIT_CACHE)/k8s-<version>/bin (instant when stamped).
+# built from the Go module proxy into $(DRAKIT_CACHE)/k8s-<version>/bin, and the add-ons the
+# queue tests start beside them (Kueue + its CRDs, kwok) into $(DRAKIT_CACHE)/<name>-<version>;
+# both instant when stamped.
 cluster:
 	cluster/build.sh
+	cluster/addons.sh
 
-test: venv lint oracle cluster
+# Polyaxon 2.18.0's own parser and converter for tests/polyaxon, in a venv of their own (it pins
+# kubernetes<37) keyed by the pin in $(DRAKIT_CACHE).  Outside CI a failed build only makes those
+# tests skip; under CI it fails here.
+.PHONY: polyaxon-env
+polyaxon-env:
+	tests/polyaxon/env.sh || [ "$${CI:-}" != true ]
+
+test: venv lint oracle cluster polyaxon-env
 	$(PY) -m pytest -q
 
 # Property tests with fresh random examples (`make test` replays the same ones every run; see

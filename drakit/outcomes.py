@@ -138,6 +138,9 @@ class ExplainCode(StrEnum):
     BINDING_FAILED = "BindingFailed"
     RUNNING = "Running"
     ALLOCATED = "Allocated"
+    PREPARE_CLAIM_MISSING = "PrepareClaimMissing"
+    PREPARE_DEADLINE_EXCEEDED = "PrepareDeadlineExceeded"
+    PREPARE_DRIVER_ERROR = "PrepareDriverError"
     # what-ifs beside a blocker
     FITS_WITHOUT_CONSTRAINT = "FitsWithoutConstraint"
 

@@ -44,7 +44,10 @@ def _documents(paths: list[str]) -> tuple[list[Any], Bundle]:
     if not docs:
         raise InvalidInput(f"{', '.join(paths)}: no objects found (the input is empty)")
     # Findings presume objects that decode: what strict decoding refuses is refused here too.
-    manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)]
+    from drakit.profiles.polyaxon import is_polyaxon_document
+
+    manifests = [d.source for d in docs if d.source is not None and not _is_profile(d.value)
+                 and not is_polyaxon_document(d.value)]
     problems: list[Problem] = []
     bundle, typed = decode_documents(split_lists(manifests, problems))
     if typed or problems:
@@ -79,6 +82,7 @@ def register(app: typer.Typer) -> None:
         from drakit.profiles import compile_profile, drivers_for, parse_profiles
         from drakit.profiles.lint import lint_documents
         from drakit.profiles.loader import example_texts
+        from drakit.profiles.polyaxon import is_polyaxon_document
 
         features = Features.for_version(kubernetes_version).with_gates(feature_gates)
         source = Source(filename, kubeconfig, context, demo, request_timeout)
@@ -98,17 +102,29 @@ def register(app: typer.Typer) -> None:
         # Profiles among the inputs: the classes they compile to count as used.
         profile_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
         classes: list[str] = []
-        if profile_docs:
+        compiled: dict[str, Any] = {}  # every known profile (bundled too): what Polyaxon files may name
+        polyaxon = any(is_polyaxon_document(d.value) for d in docs)
+        if profile_docs or polyaxon:
             import yaml
 
             texts = [(yaml.safe_dump(d.value), d.file) for d in profile_docs]
             pset = parse_profiles(texts, example_texts())
-            for rp in pset.selected():
+            given = {rp.name for rp in pset.selected()} if profile_docs else set()
+            for rp in pset.profiles.values():
                 try:
-                    classes += [compile_profile(rp, s).class_name for s in drivers_for(rp)]
+                    schemas = drivers_for(rp)
+                    if rp.name in given:
+                        classes += [compile_profile(rp, s).class_name for s in schemas]
+                    if polyaxon and schemas:
+                        compiled[rp.name] = compile_profile(rp, schemas[0])
                 except Exception:  # a profile that cannot compile is reported by `profile compile`
                     continue
-        findings = lint_documents([d for d in docs if d not in profile_docs], profile_classes=classes)
+        rest = [d for d in docs if d not in profile_docs]
+        findings = lint_documents(rest, profile_classes=classes)
+        if polyaxon:
+            from drakit.profiles.polyaxon_lint import lint_polyaxon
+
+            findings += [f for d in rest for f in lint_polyaxon(d, compiled)]
         if output == Format.text:
             for f in findings:
                 print(f.line())

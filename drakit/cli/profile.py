@@ -30,6 +30,8 @@ profile_app = typer.Typer(help="Capability profiles: compile, merge into workloa
                           no_args_is_help=True)
 
 ProfileArgs = Annotated[list[str], typer.Argument(metavar="PROFILE", help="Profile files, directories, or names of bundled profiles.")]
+PolyaxonModeOpt = Annotated[str | None, typer.Option("--polyaxon-mode", metavar="MODE", help="Polyaxon documents: "
+                                                     "label or extended-resource (default: the profile's spec.polyaxon.mode, else label).")]
 DriverOpt = Annotated[str | None, typer.Option("--driver", metavar="DRIVER", help="Driver schema, e.g. gpu.nvidia.com or gpu.nvidia.com@v25.8.")]
 
 
@@ -94,6 +96,7 @@ def apply_to_cmd(
     container: Annotated[list[str] | None, typer.Option("--container", "-c", metavar="NAME", help="Container(s) to get the claim; default: the first.")] = None,
     include_objects: Annotated[bool, typer.Option("--include-objects", help="Append the DeviceClass and claim (template).")] = False,
     in_place: Annotated[bool, typer.Option("--in-place", "-i", help="Rewrite MANIFEST instead of printing.")] = False,
+    polyaxon_mode: PolyaxonModeOpt = None,
 ) -> None:
     """Merge the profile's claim and pod settings into workloads; every other byte stays as it was.
 
@@ -113,7 +116,8 @@ def apply_to_cmd(
     cp = compiled[0]
     text, syntax = _read(manifest)
     try:
-        result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest)
+        result = apply_fragment(text, cp.fragment, containers=container or (), source=manifest,
+                                polyaxon=_polyaxon_patch(cp, polyaxon_mode))
     except (yaml.YAMLError, RecursionError):  # what the splicer's own messages do not cover
         raise InvalidInput(syntax or f"{manifest}: not YAML") from None
     for note in result.notes:
@@ -132,6 +136,61 @@ def apply_to_cmd(
             raise InvalidInput(f"{manifest}: cannot rewrite in place: {e.strerror}") from None
     else:
         sys.stdout.write(out)
+
+
+def _polyaxon_mode(cp: Any, option: str | None) -> Any:
+    from drakit.profiles.polyaxon import DEFAULT_MODE, MODES
+
+    if option is not None and option not in MODES:
+        raise UsageError(f"--polyaxon-mode {option!r}: want {' or '.join(MODES)}")
+    return option or (cp.polyaxon.mode if cp.polyaxon and cp.polyaxon.mode else DEFAULT_MODE)
+
+
+def _polyaxon_patch(cp: Any, option: str | None) -> Any:
+    """Pod settings for Polyaxon documents; a refusal is kept for when the manifest holds one (it must
+    not stop a plain Job)."""
+    from drakit.profiles.apply import PolyaxonPatch
+    from drakit.profiles.polyaxon import pod_settings
+
+    mode = _polyaxon_mode(cp, option)
+    queue = cp.polyaxon.agent_queue if cp.polyaxon else None
+    try:
+        return PolyaxonPatch(pod_settings(cp, mode), queue)
+    except InvalidInput as e:
+        return PolyaxonPatch(None, queue, str(e))
+
+
+@profile_app.command("polyaxon")
+def polyaxon_cmd(
+    profile: Annotated[str, typer.Argument(metavar="PROFILE", help="Profile file or bundled profile name.")],
+    kind: Annotated[str, typer.Option("--kind", metavar="KIND", help="Run kind: job, service, tfjob, pytorchjob, mpijob, "
+                                                                    "xgbjob or paddlejob (a dag is refused).")] = "job",
+    replica: Annotated[list[str] | None, typer.Option("--replica", metavar="ROLE", help="Replicas that get devices "
+                                                      "(default: all but parameter servers, evaluators and the MPI launcher).")] = None,
+    driver: DriverOpt = None,
+    polyaxon_mode: PolyaxonModeOpt = None,
+    objects: Annotated[bool, typer.Option("--objects", help="Print the cluster objects the preset relies on instead "
+                                                           "(DeviceClass with extendedResourceName, or class + claim template).")] = False,
+) -> None:
+    """Emit a Polyaxon preset (isPreset: true) that Polyaxon 2.x accepts composed with an operation.
+
+    Mode label: pods are labelled and the claims are injected at admission (drakit webhook or drakit
+    admission policy).  Mode extended-resource: the preset asks for the profile's DRA extended resource.
+    """
+    from drakit.profiles.polyaxon import extended_resource_class, preset
+    from drakit.profiles.render import to_yaml
+
+    compiled = _compiled([profile], driver, None)
+    if len(compiled) != 1:
+        raise UsageError(f"PROFILE {profile} names {len(compiled)} profiles; one at a time")
+    cp = compiled[0]
+    mode = _polyaxon_mode(cp, polyaxon_mode)
+    if objects:
+        cls = extended_resource_class(cp) if mode == "extended-resource" else cp.device_class
+        sys.stdout.write(to_yaml([cls] if mode == "extended-resource" else [cls, cp.claim]))
+        return
+    doc = preset(cp, mode, kind=kind, replicas=replica or None, agent_queue=cp.polyaxon.agent_queue if cp.polyaxon else None)
+    sys.stdout.write(to_yaml([doc]))
 
 
 @profile_app.command("eligible")
@@ -240,8 +299,10 @@ def _read(path: str) -> tuple[str, str]:
         raise InvalidInput("\n".join(str(p) for p in refused))
     if problems:
         return text, "\n".join(str(p) for p in problems)
+    from drakit.profiles.polyaxon import is_polyaxon_document
+
     listed: list[Problem] = []
-    _, typed = decode_documents(split_lists(docs, listed))
+    _, typed = decode_documents(split_lists([d for d in docs if not is_polyaxon_document(d.data)], listed))
     if typed or listed:  # kinds drakit types and the pod templates of workloads must be valid
         raise InvalidInput([*(source_problem(p) for p in listed), *typed])
     return text, ""

@@ -47,6 +47,10 @@ def simulate(
         str | None,
         typer.Option("--snapshot-at", metavar="SECONDS", help="Write the simulated cluster at SECONDS (or 'end') as a bundle (-o yaml|json)."),
     ] = None,
+    queues: Annotated[
+        Path | None,
+        typer.Option("--queues", metavar="CATALOG", help="A QueueCatalog: Jobs wait suspended until its queues admit them, as with Kueue."),
+    ] = None,
 ) -> None:
     """Simulate pods and claims over a cluster with the real allocator and kube-scheduler semantics.
 
@@ -95,7 +99,7 @@ def simulate(
             if bar is not None:
                 task = bar.add_task(f"simulating {label}", total=sc.pod_count())
                 callback = lambda done, total, t=task: bar.update(t, completed=done, total=total)  # noqa: E731
-            results.append(run_scenario(sc, run_seed, progress=callback))
+            results.append(run_scenario(sc, run_seed, progress=callback, admitter=_admitter(queues, sc)))
     finally:
         if bar is not None:
             bar.stop()
@@ -115,6 +119,21 @@ def simulate(
             stdout.file.write(render_compare_text(results[0], results[1], labels))
         else:
             emit(compare_json(results[0], results[1], labels), output)
+
+
+def _admitter(catalog: Path | None, scenario: Any) -> Any:
+    """A fresh queue engine per run (``--queues``), or None."""
+    if catalog is None:
+        return None
+    from drakit.queues.catalog import load_catalog_text
+    from drakit.queues.compile import setup_of
+    from drakit.queues.sim import EngineAdmitter
+    from drakit.sources.read import read_one
+
+    cat = load_catalog_text(read_one(str(catalog)), str(catalog)).catalog
+    spaces = sorted({w.namespace for w in scenario.workloads})
+    templates = [o for o in scenario.objects if o.get("kind") == "ResourceClaimTemplate"]
+    return EngineAdmitter(setup_of(cat, namespaces=spaces), templates, cat)
 
 
 def _with_added_nodes(base: Any, spec: str) -> Any:

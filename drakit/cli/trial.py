@@ -127,6 +127,10 @@ def register(app: typer.Typer) -> None:
         context: Context = None,
         demo: Demo = False,
         request_timeout: RequestTimeout = 30.0,
+        execute: Annotated[bool, typer.Option("--execute", help="Also run both recipes' workload on every eligible product (local executor).")] = False,
+        repeat: Annotated[int, typer.Option("--repeat", min=1, help="Runs per product with --execute.")] = 1,
+        report_dir: Annotated[str, typer.Option("--report", metavar="DIR", help="Where --execute writes trial.md and trial.html.")] = "drakit-trial-report",
+        store: Annotated[str | None, typer.Option("--store", envvar="DRAKIT_STORE", help="Record store for --execute.")] = None,
     ) -> None:
         """Run the platform trial: inventory, profile eligibility, placements, and why anything waits.
 
@@ -155,11 +159,38 @@ def register(app: typer.Typer) -> None:
             "placements": placements(snapshot, kubernetes_version, workload),
             "passed": table.passed,
         }
+        executed = _execute(snapshot, feats, profiles, table, repeat, report_dir=report_dir, store=store) if execute else None
+        if executed is not None:
+            report["executed"] = executed
+            report["passed"] = report["passed"] and executed["passed"]
         if output != Format.text:
             emit(report, output)
         else:
             _print_text(report, table.render_text())
         raise typer.Exit(EXIT_OK if report["passed"] else EXIT_INVALID)
+
+
+def _execute(snapshot: ClusterSnapshot, feats: Any, profiles: Any, table: Any, repeat: int, *, report_dir: str,
+             store: str | None) -> dict[str, Any]:
+    """Run the workload per eligible product, record it, write the Markdown and HTML reports."""
+    import uuid
+    from pathlib import Path
+
+    from drakit.cli.run import open_records
+    from drakit.executors.placement import DeviceBook
+    from drakit.executors.trial import execute_trial, render_html, render_markdown
+
+    done = execute_trial(table, profiles, DeviceBook(snapshot, feats), open_records(store), repeat=repeat,
+                         run_prefix=f"trial-{uuid.uuid4().hex[:6]}")
+    out = Path(report_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "trial.md").write_text(render_markdown(done), encoding="utf-8")
+    (out / "trial.html").write_text(render_html(done), encoding="utf-8")
+    return {"report": [str(out / "trial.md"), str(out / "trial.html")], "passed": done.passed,
+            "products": [{"profile": m.profile, "product": m.product, "runs": [r.run.id for r in m.runs],
+                          "placed": m.placed, "correct": m.correct, "startupMedianSeconds": m.median("startup"),
+                          "runtimeMedianSeconds": m.median("runtime"), "worstError": m.worst_error()}
+                         for m in done.measured]}
 
 
 def _print_text(report: dict[str, Any], profile_table: str) -> None:
@@ -188,5 +219,14 @@ def _print_text(report: dict[str, Any], profile_table: str) -> None:
             devices = ", ".join(d.rsplit("/", 1)[1] for d in p["devices"])
             products = sorted(set(p["products"]))
             echo(f"  {p['pod']:<{width}} {p['node']:<14} {devices:<14} {', '.join(products)}")
+    if "executed" in report:
+        echo("")
+        echo("Executed — the workload on every eligible product (startup, runtime, correctness apart):")
+        for p in report["executed"]["products"]:
+            startup, runtime = p["startupMedianSeconds"], p["runtimeMedianSeconds"]
+            echo(f"  {p['profile']:<14} {p['product']:<24} placed {p['placed']}/{len(p['runs'])}  "
+                 f"startup {'-' if startup is None else f'{startup:.3f}s'}  "
+                 f"runtime {'-' if runtime is None else f'{runtime:.3f}s'}  correct {p['correct']}/{len(p['runs'])}")
+        echo(f"  report: {', '.join(report['executed']['report'])}")
     echo("")
     echo("Trial " + ("PASSED" if report["passed"] else "FAILED"))

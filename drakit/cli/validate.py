@@ -99,9 +99,8 @@ def register(app: typer.Typer) -> None:
         Without -n or -A every object is checked; -n NS checks the namespaced objects of NS only.
         -o name prints kind.group/name of each object checked, errors go to stderr.
         """
-        from drakit.cli.door import freeze_loaded
+        from drakit.cli.door import load_frozen
         from drakit.model.validate import validate_report
-        from drakit.sources import load_bundle
 
         if namespace is not None or all_namespaces:
             scope = namespace_scope(namespace, all_namespaces)
@@ -113,10 +112,9 @@ def register(app: typer.Typer) -> None:
             error_line(str(e))
             raise typer.Exit(EXIT_USAGE) from None
         try:
-            bundle = load_bundle(filename)
+            bundle = load_frozen(filename)
         except InvalidInput as e:
             raise typer.Exit(_report(e.problems, (), output, 0)) from None
-        freeze_loaded()
         # Pods made from workload templates are validated like pods (their errors name the pod).
         objects = _select((*bundle.entries, *bundle.workload_pods), scope, selector)
         report = validate_report(objects, feats)

@@ -48,6 +48,14 @@ from drakit.corev1 import (
 )
 from drakit.errors import InvalidArgument, NotFound
 from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Partial
+from drakit.explain.events import (
+    CLAIM_CREATION_REASON,
+    PREPARE_REASON,
+    classify_claim_creation,
+    classify_prepare,
+    in_time_order,
+    scheduler_message,
+)
 from drakit.explain.funnel import (
     ClusterIndex,
     Device,
@@ -263,7 +271,7 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         pod = inp.find_pod(name, namespace)
         if pod is None:
             raise NotFound(f"pod {quote(namespace + '/' + name)} not found in the input")
-        ctx.scheduler = _scheduler_message(pod)
+        ctx.scheduler = scheduler_message(pod, inp.events_for("Pod", name, namespace))
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
         origin = inp.origins.get(f"{namespace}/{name}")
@@ -311,14 +319,6 @@ def _conclude(ctx: _Ctx, target: str) -> Diagnosis:
     )
 
 
-def _scheduler_message(pod: Obj) -> str:
-    """The message of the pod's ``PodScheduled=False`` condition: what kube-scheduler last said."""
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return str(c.get("message") or "")
-    return ""
-
-
 def _headline(blockers: Sequence[Reason]) -> Reason | None:
     if not blockers:
         return None
@@ -348,7 +348,7 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
     out: list[_Claim] = []
     hard = False
     failures = [
-        e for e in ctx.inp.events_for("Pod", pod_name, ns) if e.get("reason") == "FailedResourceClaimCreation"
+        e for e in ctx.inp.events_for("Pod", pod_name, ns) if e.get("reason") == CLAIM_CREATION_REASON
     ]
     for pc in (pod.get("spec") or {}).get("resourceClaims") or []:
         pc_name = str(pc.get("name") or "")
@@ -401,7 +401,8 @@ def _pod_claims(ctx: _Ctx, pod: Obj) -> list[_Claim] | None:
             mine = [e for e in failures if f"PodResourceClaim {pc_name}:" in str(e.get("message") or "")] or failures
             if mine:
                 msg = str(mine[-1].get("message") or "")
-                owner, hint = _creation_failure(msg, tname, ns)
+                failure = classify_claim_creation(msg, template=tname, namespace=ns)
+                owner, hint = failure.owner, failure.next_step
                 ctx.add(
                     ExplainCode.CLAIM_CREATION_FAILED,
                     f"pod claim {pc_name}: the claim controller failed: {msg}",
@@ -740,29 +741,20 @@ def untolerated_node_taint(pod: Obj, node: Obj) -> str:
     return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect')}"
 
 
-def _creation_failure(msg: str, template: str, ns: str) -> tuple[Owner, str]:
-    """Who fixes a FailedResourceClaimCreation, going by the controller's own words."""
-    if "feature is disabled" in msg:
-        return Owner.PLATFORM, "enable the feature gate on the control plane, or remove the field from the template"
-    if "admin-access" in msg and "namespace" in msg:
-        return Owner.PLATFORM, (
-            f"label namespace {ns} with resource.kubernetes.io/admin-access=true (cluster admins only), "
-            "or drop adminAccess from the template"
-        )
-    if "not found" in msg and "resourceclaimtemplate" in msg.lower():
-        return Owner.APPLICATION, f"create ResourceClaimTemplate {template} in namespace {ns}, or fix the pod's template name"
-    return Owner.PLATFORM, "the claim controller cannot create the claim; its message above says why (check kube-controller-manager)"
-
-
 # --- entry per target -------------------------------------------------------------------------
 
 
 def _diagnose_pod(ctx: _Ctx, pod: Obj) -> None:
+    phase = (pod.get("status") or {}).get("phase")
+    bound = (pod.get("spec") or {}).get("nodeName")
+    # On a bound pod the kubelet's newest word comes first: it also explains a claim deleted
+    # after scheduling ("fetch ResourceClaim ... not found"), which the claim checks would only
+    # call missing.
+    if bound and phase in (None, "Pending") and _kubelet_failure(ctx, pod, str(bound)):
+        return
     claims = _pod_claims(ctx, pod)  # 1.
     if claims is None:
         return
-    phase = (pod.get("status") or {}).get("phase")
-    bound = (pod.get("spec") or {}).get("nodeName")
     if phase == "Running":
         ctx.add(ExplainCode.RUNNING, f"pod {key_of(pod)} is running on node {bound or '?'}",
                 Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
@@ -1658,34 +1650,9 @@ def _partial(ctx: _Ctx, pending: list[_Claim], node: Obj, inv: Inventory) -> Par
 
 # --- 7. node preparation ----------------------------------------------------------------------
 
-_PREPARE = (
-    (re.compile(r"DRA driver (\S+) is not registered"), ExplainCode.DRIVER_NOT_REGISTERED, Verdict.BROKEN, Owner.DRIVER,
-     "check the driver's kubelet plugin (DaemonSet pod) on node {node}"),
-    (re.compile(r"is not allowed to use ResourceClaim"), ExplainCode.NOT_RESERVED_FOR_POD, Verdict.BROKEN, Owner.PLATFORM,
-     "the pod bypassed the scheduler (spec.nodeName preset) or its reservation was removed; recreate the pod without nodeName"),
-    (re.compile(r"ResourceClaim not created yet"), ExplainCode.CLAIM_NOT_CREATED, Verdict.WAITING, Owner.PLATFORM,
-     "wait for the claim controller"),
-)
-
-
 def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str, via: str = "") -> bool:
     """Stage 7 for a bound pod; ``via`` names the pod when a claim is the target.  True if blocked."""
-    events = [
-        e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod))
-        if e.get("reason") == "FailedPrepareDynamicResources"
-    ]
-    if events:
-        msg = str(events[-1].get("message") or "")
-        for pattern, code, verdict, owner, hint in _PREPARE:
-            m = pattern.search(msg)
-            if m:
-                ctx.add(code, f"{via}node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
-                        verdict, owner, hint=hint.format(node=node), event=msg,
-                        driver=m.group(1) if m.groups() else "", pod=key_of(pod))
-                return True
-        ctx.add(ExplainCode.PREPARE_FAILED, f"{via}node {node}: kubelet cannot prepare the devices: {msg}",
-                Stage.NODE_PREPARE, Verdict.BROKEN, Owner.DRIVER,
-                hint=f"check the driver's kubelet plugin logs on node {node}", event=msg, pod=key_of(pod))
+    if _kubelet_failure(ctx, pod, node, via):
         return True
     if via:
         return False
@@ -1701,6 +1668,21 @@ def _node_prepare(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str, via: str
     ctx.add(ExplainCode.ALLOCATED, f"every claim is allocated and the pod is bound to node {node}; "
             "no preparation failure reported", Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
     return False
+
+
+def _kubelet_failure(ctx: _Ctx, pod: Obj, node: str, via: str = "") -> bool:
+    """The newest ``FailedPrepareDynamicResources`` of ``pod``, classified (:mod:`drakit.explain.events`)."""
+    events = [
+        e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod)) if e.get("reason") == PREPARE_REASON
+    ]
+    if not events:
+        return False
+    msg = str(in_time_order(events)[-1].get("message") or "")
+    failure = classify_prepare(msg, node=node)
+    ctx.add(failure.code, f"{via}node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
+            failure.verdict, failure.owner, hint=failure.next_step, event=msg, pod=key_of(pod),
+            prepare=failure.cls.value, driver=failure.names.get("driver", ""), grpc=failure.names.get("grpc", ""))
+    return True
 
 
 def _binding(ctx: _Ctx, claim: Obj, key: str) -> bool:

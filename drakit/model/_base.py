@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, PlainValidator
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetPydanticSchema
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticCustomError
+from pydantic_core import core_schema
 
 
 class Wire(BaseModel):
@@ -28,7 +28,8 @@ class Wire(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
-        populate_by_name=True,
+        validate_by_alias=True,
+        validate_by_name=False,  # snake_case keys are unknown fields, as the API server reads them
         strict=True,
         alias_generator=to_camel,
         serialize_by_alias=True,
@@ -39,26 +40,28 @@ _M = TypeVar("_M", bound=BaseModel)
 
 # Kubernetes' quantity grammar (apimachinery resource.Quantity), checked at decode time
 # as the API server does; full parsing and arithmetic live in drakit.quantity.
-_QUANTITY_RE = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?\Z")
+_QUANTITY_RE = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$")
+# ``$`` is the end of the text for pydantic's (Rust) regex engine: no newline before it.
 
 
-def _check_quantity(value: Any) -> str | int | float:
-    # JSON numbers are accepted by the API server for quantities; keep them as written.
-    if isinstance(value, bool):
-        raise PydanticCustomError("quantity_type", "must be a quantity (a string or a number)")
-    if isinstance(value, int | float):
-        return value
-    if not isinstance(value, str):
-        raise PydanticCustomError("quantity_type", "must be a quantity (a string or a number)")
-    if not _QUANTITY_RE.match(value):
-        raise PydanticCustomError(
-            "quantity_syntax",
-            "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
-        )
-    return value
+QUANTITY_ERROR = "quantity"
+"""pydantic's error type for a value that is no quantity; the loader words it by the input's type
+(:data:`QUANTITY_TYPE_MESSAGE` for a non-string, :data:`QUANTITY_SYNTAX_MESSAGE` for a string)."""
+QUANTITY_TYPE_MESSAGE = "must be a quantity (a string or a number)"
+QUANTITY_SYNTAX_MESSAGE = ("quantities must match the regular expression "
+                           "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
 
-Quantity = Annotated[str | int | float, PlainValidator(_check_quantity)]
+def _quantity_schema(_tp: Any, _handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    # Checked in pydantic's core, not by a Python call per value: an inventory holds ~15 per node.
+    # JSON numbers are accepted by the API server for quantities; all are kept as written.
+    return core_schema.union_schema(
+        [core_schema.str_schema(pattern=_QUANTITY_RE.pattern, strict=True),
+         core_schema.int_schema(strict=True), core_schema.float_schema(strict=True)],
+        mode="left_to_right", custom_error_type=QUANTITY_ERROR, custom_error_message=QUANTITY_TYPE_MESSAGE)
+
+
+Quantity = Annotated[str | int | float, GetPydanticSchema(_quantity_schema)]
 """A resource quantity kept exactly as written (string, or a JSON number)."""
 
 Time = str

@@ -29,7 +29,7 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from drakit.errors import OMIT, ErrorType, FieldError, ObjectErrors, ObjectRef
-from drakit.model._base import Wire
+from drakit.model._base import QUANTITY_ERROR, QUANTITY_SYNTAX_MESSAGE, QUANTITY_TYPE_MESSAGE, Wire
 from drakit.model.claim import ResourceClaim, ResourceClaimTemplate
 from drakit.model.codec import Document, Problem, dotted, find_path, is_big_int
 from drakit.model.deviceclass import DeviceClass
@@ -274,6 +274,10 @@ def errors_from_validation(model: type[BaseModel], err: ValidationError) -> list
             out.append(UnknownField(path, ErrorType.NOT_SUPPORTED, e.get("input"), "unknown field"))
         elif etype == "missing":
             out.append(FieldError(path, ErrorType.REQUIRED))
+        elif etype == QUANTITY_ERROR:
+            value = e.get("input")
+            detail = QUANTITY_SYNTAX_MESSAGE if isinstance(value, str) else QUANTITY_TYPE_MESSAGE
+            out.append(FieldError(path, ErrorType.INVALID, value, detail))
         elif etype in _TYPE_DETAILS:
             out.append(FieldError(path, ErrorType.INVALID, e.get("input"), _TYPE_DETAILS[etype]))
         else:

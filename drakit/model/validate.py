@@ -17,6 +17,7 @@ says "CEL not checked" in its warnings instead of passing silently.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import uuid
@@ -43,6 +44,7 @@ from drakit.model.meta import Condition, ObjectMeta
 from drakit.model.node import Node, NodeSelector, NodeSelectorRequirement
 from drakit.model.pod import Pod, PodSpec, PodTemplate
 from drakit.model.slice import (
+    LIST_ATTRIBUTE_KEYS,
     CapacityRequestPolicy,
     Device,
     DeviceAttribute,
@@ -233,11 +235,17 @@ def _validate_c_identifier(errs: _Errs, value: str, path: str) -> None:
     errs.messages(path, value, names.c_identifier(value))
 
 
+_GOOD_NAMES: set[str] = set()
+"""Qualified names already found valid: a 5,000-node inventory repeats a dozen attribute names
+500,000 times, and a set lookup is cheaper than the cached call."""
+
+
 def _validate_qualified_name(errs: _Errs, name: str, path: str) -> None:
-    # A 5,000-node inventory repeats a dozen attribute names 500,000 times: check each once.
     found = _qualified_name_errors(name)
     if found:
         errs.items.extend(replace(e, path=path) for e in found)
+    elif len(_GOOD_NAMES) < 4096:
+        _GOOD_NAMES.add(name)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -529,10 +537,7 @@ def _validate_slice_spec(errs: _Errs, spec: ResourceSliceSpec, path: str) -> Non
     if "shared_counters" in setf and "devices" in setf:
         errs.invalid(path, "", "only one of `sharedCounters` or `devices` is allowed")
 
-    advanced = any(
-        d.taints or d.consumes_counters or any(_is_list_attribute(a) for a in d.attributes.values())
-        for d in spec.devices
-    )
+    advanced = any(d.taints or d.consumes_counters or _has_list_attribute(d) for d in spec.devices)
     limit = MAX_DEVICES_ADVANCED if advanced else MAX_DEVICES
     dpath = f"{path}.devices"
     if _check_size(errs, spec.devices, limit, dpath):
@@ -565,14 +570,12 @@ def _validate_counters(errs: _Errs, counters: dict[str, Any], limit: int, path: 
             _validate_label(errs, name, path)
 
 
-_LIST_ATTRIBUTE_FIELDS = frozenset({"int_values", "bool_values", "string_values", "version_values"})
-
-
-def _is_list_attribute(a: DeviceAttribute) -> bool:
-    if _LIST_ATTRIBUTE_FIELDS.isdisjoint(a.__pydantic_fields_set__):  # unset fields are None
+def _has_list_attribute(d: Device) -> bool:
+    """Whether any attribute of ``d`` holds a list value (keys gathered in C: no per-attribute call)."""
+    attrs = d.attributes.values()
+    if LIST_ATTRIBUTE_KEYS.isdisjoint(itertools.chain.from_iterable(attrs)):
         return False
-    return (a.int_values is not None or a.bool_values is not None or a.string_values is not None
-            or a.version_values is not None)
+    return any(a.get(k) is not None for a in attrs for k in LIST_ATTRIBUTE_KEYS)
 
 
 def _validate_partition_type_attribute(errs: _Errs, spec: ResourceSliceSpec, path: str) -> None:
@@ -594,8 +597,8 @@ def _validate_partition_type_attribute(errs: _Errs, spec: ResourceSliceSpec, pat
         attr = d.attributes.get(name) or (d.attributes.get(bare) if bare else None)
         if attr is None:
             errs.required(apath, "device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set")
-        elif attr.string_value is None:
-            errs.invalid(apath, to_wire(attr), "must be a string value because `partitionTypeAttribute` names this attribute")
+        elif attr.get("string") is None:
+            errs.invalid(apath, dict(attr), "must be a string value because `partitionTypeAttribute` names this attribute")
 
 
 def _validate_device(errs: _Errs, d: Device, path: str, per_device: bool) -> None:
@@ -607,11 +610,14 @@ def _validate_device(errs: _Errs, d: Device, path: str, per_device: bool) -> Non
     attr_errs = _Errs()  # reported after the total, as upstream orders them
     apath = f"{path}.attributes"
     for k, a in d.attributes.items():
-        _validate_qualified_name(attr_errs, k, apath)
-        if _plain_attribute_ok(a):  # one short scalar: nothing below can fail, no path is built
-            values += 1
+        if k not in _GOOD_NAMES:
+            _validate_qualified_name(attr_errs, k, apath)
+        # _plain_attribute_ok inlined for the usual short string: it runs 500,000 times.
+        if len(a) == 1 and (((s := a.get("string")) is not None and len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH
+                             and s.isascii()) or _plain_attribute_ok(a)):
+            values += 1  # one short scalar: nothing below can fail, no path is built
             continue
-        lists = [x for x in (a.bool_values, a.int_values, a.string_values, a.version_values) if x]
+        lists = [x for x in (a.get("bools"), a.get("ints"), a.get("strings"), a.get("versions")) if x]
         values += sum(len(x) for x in lists) if lists else 1
         _validate_attribute(attr_errs, a, _key(apath, _truncate(k)))
     if values > MAX_ATTRIBUTE_VALUES:
@@ -620,7 +626,8 @@ def _validate_device(errs: _Errs, d: Device, path: str, per_device: bool) -> Non
     cpath = f"{path}.capacity"
     multi = bool(d.allow_multiple_allocations)
     for k, c in d.capacity.items():
-        _validate_qualified_name(errs, k, cpath)
+        if k not in _GOOD_NAMES:
+            _validate_qualified_name(errs, k, cpath)
         _validate_capacity(errs, c, _key(cpath, _truncate(k)), multi)
     tpath = f"{path}.taints"
     if _check_size(errs, d.taints, MAX_TAINTS, tpath):
@@ -671,22 +678,18 @@ def _truncate(key: str, max_len: int = MAX_DOMAIN_LENGTH + 1 + MAX_ID_LENGTH) ->
 def _plain_attribute_ok(a: DeviceAttribute) -> bool:
     """One scalar value, short enough that no length or semver check can fail (most attributes).
 
-    A shortcut only: ``False`` sends the attribute through the full checks.  Read from the set
-    fields (an unset field is None), as it runs for every attribute of every device.
+    A shortcut only: ``False`` sends the attribute through the full checks.  It runs for
+    every attribute of every device.
     """
-    fs = a.__pydantic_fields_set__
-    if len(fs) != 1:
+    if len(a) != 1:
         return False
-    if "string_value" in fs:
-        s = a.string_value
-        return s is not None and len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH and (
-            s.isascii() or len(s.encode()) <= MAX_ATTRIBUTE_VALUE_LENGTH)
-    if "version_value" in fs:
-        v = a.version_value
-        return v is not None and len(v) <= MAX_ATTRIBUTE_VALUE_LENGTH and v.isascii() and _is_semver(v)
-    if "int_value" in fs:
-        return a.int_value is not None
-    return "bool_value" in fs and a.bool_value is not None
+    s = a.get("string")
+    if s is not None:
+        return len(s) <= MAX_ATTRIBUTE_VALUE_LENGTH and (s.isascii() or len(s.encode()) <= MAX_ATTRIBUTE_VALUE_LENGTH)
+    v = a.get("version")
+    if v is not None:
+        return len(v) <= MAX_ATTRIBUTE_VALUE_LENGTH and v.isascii() and _is_semver(v)
+    return a.get("int") is not None or a.get("bool") is not None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -697,19 +700,21 @@ def _is_semver(v: str) -> bool:
 
 def _validate_attribute(errs: _Errs, a: DeviceAttribute, path: str) -> None:
     count = 0
-    if a.bool_value is not None:
+    if a.get("bool") is not None:
         count += 1
-    if a.int_value is not None:
+    if a.get("int") is not None:
         count += 1
-    if a.string_value is not None:
+    string = a.get("string")
+    if string is not None:
         count += 1
-        if len(a.string_value.encode()) > MAX_ATTRIBUTE_VALUE_LENGTH:
+        if len(string.encode()) > MAX_ATTRIBUTE_VALUE_LENGTH:
             errs.too_long(f"{path}.string", MAX_ATTRIBUTE_VALUE_LENGTH)
-    if a.version_value is not None:
+    version = a.get("version")
+    if version is not None:
         count += 1
-        _validate_version(errs, a.version_value, f"{path}.version")
-    for alias, values in (("bools", a.bool_values), ("ints", a.int_values),
-                          ("strings", a.string_values), ("versions", a.version_values)):
+        _validate_version(errs, version, f"{path}.version")
+    for alias in ("bools", "ints", "strings", "versions"):
+        values: list[Any] | None = a.get(alias)  # type: ignore[assignment]
         if values is None:
             continue
         count += 1
@@ -723,7 +728,7 @@ def _validate_attribute(errs: _Errs, a: DeviceAttribute, path: str) -> None:
     if count == 0:
         errs.invalid(path, "", "exactly one value must be specified")
     elif count > 1:
-        errs.invalid(path, to_wire(a), "exactly one value must be specified")
+        errs.invalid(path, dict(a), "exactly one value must be specified")
 
 
 def _validate_version(errs: _Errs, v: str, path: str) -> None:
@@ -1370,8 +1375,8 @@ def _may_drop(obj: Wire, f: Features) -> bool:
             return True
         if not f.consumable_capacity and any("request_policy" in c.model_fields_set for c in d.capacity.values()):
             return True
-        if not f.list_type_attributes and not all(_LIST_ATTRIBUTE_FIELDS.isdisjoint(a.__pydantic_fields_set__)
-                                                  for a in d.attributes.values()):
+        if not f.list_type_attributes and not LIST_ATTRIBUTE_KEYS.isdisjoint(
+                itertools.chain.from_iterable(d.attributes.values())):
             return True
     return False
 

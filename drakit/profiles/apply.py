@@ -10,9 +10,9 @@ Workloads: Pod, Job, Deployment, StatefulSet, ReplicaSet, DaemonSet, CronJob
 (``jobTemplate``), JobSet (every ``replicatedJobs[]`` template), Kubeflow training jobs
 (PyTorchJob, TFJob, XGBoostJob, PaddleJob: every replica type; MPIJob: the workers, the
 launcher only runs ``mpirun``), KubeRay's RayJob and RayCluster (every worker group; the head
-schedules work and gets no GPUs), and Polyaxon ``operation``/``component`` documents
-(pod-level settings under ``environment``, claims under ``container``; see docs/profiles.md for
-the caveat that Polyaxon has no resourceClaims field).  Kubeflow's TrainJob takes its pod
+schedules work and gets no GPUs), and Polyaxon ``operation``/``component`` documents, which
+cannot carry claims: they get a mode's pod settings (drakit.profiles.polyaxon), per replica for
+distributed runs.  Kubeflow's TrainJob takes its pod
 templates from a training runtime, not from the document, so it is not edited.
 """
 
@@ -29,11 +29,12 @@ from drakit.errors import InvalidInput
 from drakit.gostr import quote
 from drakit.model.codec import KubeDumper
 from drakit.profiles.compile import PodFragment
+from drakit.profiles.polyaxon import PodSettings
 
 # Where each kind keeps its pod specs.  "[]" is every item of a list, "{}" every value of a map
-# (replica types by role); roles in _SKIPPED_ROLES get no claim.
+# (replica types by role); roles in SKIPPED_ROLES get no claim.
 _TEMPLATE = ("spec", "template", "spec")
-_POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "Pod": ("spec",),
     "Job": _TEMPLATE,
     "Deployment": _TEMPLATE,
@@ -50,7 +51,7 @@ _POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "RayJob": ("spec", "rayClusterSpec", "workerGroupSpecs", "[]", "template", "spec"),
     "RayCluster": ("spec", "workerGroupSpecs", "[]", "template", "spec"),
 }
-_SKIPPED_ROLES = frozenset({"Launcher"})
+SKIPPED_ROLES = frozenset({"Launcher"})
 # Where Kueue reads the queue label, when not on the workload object itself.
 _QUEUE_LABEL_OWNER: dict[str, tuple[str, ...]] = {"CronJob": ("spec", "jobTemplate")}
 LEGACY_GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
@@ -227,7 +228,7 @@ def _doc_spans(text: str, source: str) -> list[tuple[int, int, yaml.Node]]:
 
 
 def _pod_specs(doc: _Doc, node: yaml.Node, path: Sequence[str]) -> list[yaml.Node]:
-    """The pod spec nodes at ``path`` (see _POD_SPEC_PATHS); InvalidInput when a step is missing."""
+    """The pod spec nodes at ``path`` (see POD_SPEC_PATHS); InvalidInput when a step is missing."""
     found: list[yaml.Node | None] = [node]
     walked: list[str] = []
     for step in path:
@@ -237,7 +238,7 @@ def _pod_specs(doc: _Doc, node: yaml.Node, path: Sequence[str]) -> list[yaml.Nod
                 nxt += list(n.value) if isinstance(n, yaml.SequenceNode) else [None]
             elif step == "{}":
                 if isinstance(n, yaml.MappingNode):
-                    nxt += [v for k, v in n.value if not (isinstance(k, yaml.ScalarNode) and k.value in _SKIPPED_ROLES)]
+                    nxt += [v for k, v in n.value if not (isinstance(k, yaml.ScalarNode) and k.value in SKIPPED_ROLES)]
                 else:
                     nxt.append(None)
             else:
@@ -326,6 +327,72 @@ def _set_label(doc: _Doc, meta_owner: yaml.Node, key: str, value: str) -> None:
     doc.ensure(meta_owner, ["metadata", "labels"], {key: value})
 
 
+@dataclass(frozen=True)
+class PolyaxonPatch:
+    """What a Polyaxon operation or component gets, from :func:`drakit.profiles.polyaxon.pod_settings`."""
+
+    settings: PodSettings | None  # None: the mode cannot express the profile, for the reason below
+    agent_queue: str | None = None
+    refusal: str = ""
+
+
+def _merge_tree(doc: _Doc, node: yaml.Node, value: dict[str, Any], at: str) -> None:
+    """Deep-merge ``value`` below ``node``: missing keys are added, lists get the missing items, and a
+    different scalar already there is an error naming the path."""
+    for k, v in value.items():
+        child = doc.get(node, k)
+        here = f"{at}.{k}" if at else k
+        if child is None or doc.is_null(child):
+            doc.ensure(node, [k], v)
+        elif isinstance(v, dict) and isinstance(child, yaml.MappingNode):
+            _merge_tree(doc, child, v, here)
+        elif isinstance(v, list) and isinstance(child, yaml.SequenceNode):
+            have = doc.value(child) or []
+            new = [x for x in v if x not in have]
+            if new:
+                doc.append_items(child, new)
+        elif doc.value(child) != v:
+            raise InvalidInput(f"{doc.label}: {here} is {doc.value(child)!r}, the profile wants {v!r}")
+
+
+def _merge_polyaxon(doc: _Doc, node: yaml.Node, kind: str, patch: PolyaxonPatch) -> None:
+    """The pod settings at the top of a job's run, or in each replica of a distributed run."""
+    from drakit.profiles.polyaxon import REPLICAS, check_agent_queue, check_kind
+
+    if kind == "operation":
+        owner, key = node, "runPatch"
+        component_run = doc.path(["component", "run"])
+    else:
+        owner, key = node, "run"
+        component_run = None
+    run = doc.get(owner, key)
+    run_kind_node = doc.get(run, "kind") if run is not None else None
+    if run_kind_node is None and component_run is not None:
+        run_kind_node = doc.get(component_run, "kind")
+    run_kind = str(doc.value(run_kind_node)) if run_kind_node is not None else "job"
+    check_kind(run_kind)  # a dag (or an unknown kind) is refused with the reason
+    if patch.settings is None:
+        raise InvalidInput(f"{doc.label}: {patch.refusal}")
+    section: dict[str, Any] = {"environment": patch.settings.environment}
+    if patch.settings.container:
+        section["container"] = patch.settings.container
+    if run_kind in REPLICAS:
+        known, default = REPLICAS[run_kind]
+        defined = [r for r in known if any(doc.get(n, r) is not None for n in (run, component_run) if n is not None)]
+        value: dict[str, Any] = {r: section for r in (defined and [r for r in defined if r in default]) or default}
+    else:
+        value = section
+    if run is None or doc.is_null(run):
+        doc.ensure(owner, [key], value)
+    elif isinstance(run, yaml.MappingNode):
+        _merge_tree(doc, run, value, key)
+    else:
+        raise InvalidInput(f"{doc.label}: {key} is not a mapping")
+    if patch.agent_queue:
+        check_agent_queue(patch.agent_queue)
+        _merge_tree(doc, node, {"queue": patch.agent_queue}, "")
+
+
 def claims_for_workloads(claim: dict[str, Any], namespaces: Sequence[str], option: str | None,
                          source: str = "<manifest>") -> list[dict[str, Any]]:
     """The compiled claim (template) once per namespace the edited workloads live in.
@@ -353,8 +420,10 @@ def claims_for_workloads(claim: dict[str, Any], namespaces: Sequence[str], optio
 
 
 def apply_fragment(text: str, fragment: PodFragment, *, containers: Sequence[str] = (), source: str = "<manifest>",
-                   extra_documents: str = "") -> ApplyResult:
-    """``text`` with the fragment merged into every workload document; other bytes unchanged."""
+                   extra_documents: str = "", polyaxon: PolyaxonPatch | None = None) -> ApplyResult:
+    """``text`` with the fragment merged into every workload document; other bytes unchanged.
+
+    Polyaxon documents get ``polyaxon`` instead (they cannot carry claims: drakit.profiles.polyaxon)."""
     result = ApplyResult(text)
     edits: list[_Edit] = []
     for i, (_, _, node) in enumerate(_doc_spans(text, source)):
@@ -366,41 +435,17 @@ def apply_fragment(text: str, fragment: PodFragment, *, containers: Sequence[str
         name_node = probe.path(["metadata", "name"]) or probe.get(node, "name")
         name = probe.value(name_node) if name_node is not None else f"#{i}"
         doc = _Doc(text, node, f"{source}[{i}] {kind}/{name}")
-        if kind in _POD_SPEC_PATHS:
-            for spec in _pod_specs(doc, node, _POD_SPEC_PATHS[kind]):
+        if kind in POD_SPEC_PATHS:
+            for spec in _pod_specs(doc, node, POD_SPEC_PATHS[kind]):
                 result.notes += _merge_pod_spec(doc, spec, fragment, containers)
             owner = doc.path(_QUEUE_LABEL_OWNER[kind]) if kind in _QUEUE_LABEL_OWNER else node
             for key, value in fragment.labels:
                 # Kueue reads the queue label from the workload object (a CronJob's job template).
                 _set_label(doc, owner or node, key, value)
         elif kind in ("operation", "component"):
-            run = doc.get(node, "runPatch") if kind == "operation" else doc.get(node, "run")
-            if run is None and kind == "operation":
-                run = doc.path(["component", "run"])
-            if not isinstance(run, yaml.MappingNode):
-                raise InvalidInput(f"{doc.label}: no runPatch/run section to carry the pod settings")
-            env = doc.get(run, "environment")
-            if env is None:
-                pod_level: dict[str, Any] = {"resourceClaims": [fragment.resource_claim()]}
-                if fragment.priority_class_name:
-                    pod_level["priorityClassName"] = fragment.priority_class_name
-                if fragment.tolerations:
-                    pod_level["tolerations"] = [dict(t) for t in fragment.tolerations]
-                doc.insert_key(run, "environment", pod_level)
-            else:
-                _merge_pod_level(doc, env, fragment)
-            container = doc.get(run, "container")
-            if container is None:
-                doc.insert_key(run, "container", {"resources": {"claims": [fragment.container_claim()]}})
-            else:
-                result.notes += _merge_container(doc, container, fragment)
-            queue = dict(fragment.labels).get("kueue.x-k8s.io/queue-name")
-            if queue:
-                q = doc.get(node, "queue")
-                if q is None:
-                    doc.insert_key(node, "queue", queue)
-                elif doc.value(q) != queue:
-                    raise InvalidInput(f"{doc.label}: queue is {doc.value(q)!r}, the profile wants {queue!r}")
+            if polyaxon is None:
+                raise InvalidInput(f"{doc.label}: a Polyaxon {kind} needs a Polyaxon mode (label or extended-resource)")
+            _merge_polyaxon(doc, node, str(kind), polyaxon)
         else:
             continue
         if doc.edits:

@@ -21,7 +21,7 @@ from drakit.drivers import DriverSchema, get_schema, parse_driver_ref, qualify, 
 from drakit.drivers.registry import NUMA_NODE, PCIE_ROOT, VENDORS
 from drakit.errors import OMIT, ErrorType, FieldError, InvalidArgument, InvalidInput, ObjectErrors, ObjectRef
 from drakit.profiles.loader import ResolvedProfile
-from drakit.profiles.model import Alternative, MemoryBounds, NameSet, Requirements
+from drakit.profiles.model import Alternative, MemoryBounds, NameSet, PolyaxonSettings, Requirements
 from drakit.profiles.source import Path, dotted
 from drakit.profiles.units import memory_quantity, normalize_version, parse_memory
 from drakit.quantity import Quantity
@@ -141,9 +141,21 @@ class CompiledProfile:
     fragment: PodFragment
     namespace: str | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    polyaxon: PolyaxonSettings | None = None  # the profile's choice of Polyaxon mode and agent queue
 
     def manifests(self) -> list[dict[str, Any]]:
         return [self.device_class, self.claim, self.fragment.as_pod_template(self.profile, self.namespace)]
+
+    def digest(self) -> str:
+        """``sha256:`` + 16 hex digits of what the profile compiles to, namespace left out: a preset
+        or manifest stamped with it can tell that the cluster now serves another version."""
+        import hashlib
+        import json
+
+        docs = [self.device_class, self.claim, self.fragment.as_pod_template(self.profile, None)]
+        canonical = json.dumps([{**d, "metadata": {k: v for k, v in d["metadata"].items() if k != "namespace"}}
+                                for d in docs], sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 # --- CEL text ----------------------------------------------------------------------------------
@@ -499,4 +511,5 @@ def _compile(rp: ResolvedProfile, schema: DriverSchema, namespace: str | None) -
         fragment=fragment,
         namespace=namespace,
         warnings=tuple(warnings),
+        polyaxon=spec.polyaxon,
     )

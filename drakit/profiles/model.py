@@ -127,6 +127,19 @@ class PodSettings(_Base):
     tolerations: list[Toleration] | None = None
 
 
+class PolyaxonSettings(_Base):
+    """How Polyaxon runs get the devices (docs/polyaxon.md).
+
+    ``label`` (default): the preset labels the pods and admission injects the claims;
+    ``extended-resource``: the preset asks for the profile's DRA extended resource, which
+    passes through Polyaxon unchanged but says only "N devices of this one class".
+    ``agentQueue`` is Polyaxon's own ``queue`` (``agent/queue``), not the Kueue queue.
+    """
+
+    mode: Literal["label", "extended-resource"] | None = None
+    agent_queue: str | None = None
+
+
 class ProfileSpec(Requirements):
     vendor: Literal["nvidia", "amd", "intel", "example"] | None = None
     driver: str | None = None
@@ -140,6 +153,7 @@ class ProfileSpec(Requirements):
     device_tolerations: list[DeviceToleration] | None = Field(None, max_length=16)
     queue: str | None = None
     pod: PodSettings | None = None
+    polyaxon: PolyaxonSettings | None = None
 
 
 class ProfileMeta(_Base):

@@ -36,7 +36,7 @@ from drakit.selectors.parser import (
 )
 from drakit.selectors.types import CelError, CelRuntimeError, CelType, CostLimitExceeded, EvalError
 from drakit.selectors.validators import validate
-from drakit.selectors.values import bool_conversion_message, type_name
+from drakit.selectors.values import as_selector_result, type_name
 
 ENVIRONMENTS = ("stored", "new")
 _ENV_ALIASES = {"stored": "stored", "new": "new", "StoredExpressions": "stored", "NewExpressions": "new"}
@@ -96,9 +96,12 @@ class CompiledSelector:
     def evaluate(self, device: DeviceView) -> bool:
         """Match the device; raises CelError (compile error) or CelRuntimeError."""
         value = self.evaluate_value(device)
-        if type(value) is not bool:
-            raise CelRuntimeError(bool_conversion_message(value), expression=self.expression)
-        return value
+        if type(value) is bool:
+            return value
+        try:
+            return as_selector_result(value)
+        except EvalError as err:
+            raise CelRuntimeError(err.message, expression=self.expression) from None
 
     def evaluate_value(self, device: DeviceView | None) -> Any:
         if self.error is not None:

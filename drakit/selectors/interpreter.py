@@ -39,6 +39,7 @@ from drakit.selectors.decls import Overload
 from drakit.selectors.library.ext import MAX_RANGE_SIZE
 from drakit.selectors.types import (
     BOOL_KEYS,
+    INT64_MIN,
     CelType,
     CostLimitExceeded,
     Duration,
@@ -50,7 +51,7 @@ from drakit.selectors.types import (
     map_key,
     unmap_key,
 )
-from drakit.selectors.values import Semver, format_key, go_type_name, map_lookup, size, type_name
+from drakit.selectors.values import Semver, format_key, go_type_name, size, type_name
 
 Fn = Callable[["Frame"], Any]
 
@@ -110,10 +111,19 @@ def _pred(t: CelType) -> Callable[[Any], bool] | None:
         return lambda v: type(v) is bytes
     if k == T.NULL_K:
         return lambda v: v is None
+    # cel-go's runtime guard (Type.IsAssignableRuntimeType) checks a list's first element and
+    # a map's first entry, no more.
     if k == T.LIST_K:
-        return lambda v: isinstance(v, list | tuple)
+        elem = _pred(t.params[0]) if t.params else None
+        if elem is None:
+            return lambda v: isinstance(v, list | tuple)
+        return lambda v: isinstance(v, list | tuple) and (not v or elem(v[0]))
     if k == T.MAP_K:
-        return lambda v: isinstance(v, dict) and not isinstance(v, StructValue)
+        kp = _pred(t.params[0]) if t.params else None
+        vp = _pred(t.params[1]) if len(t.params) > 1 else None
+        if kp is None and vp is None:
+            return lambda v: isinstance(v, dict) and not isinstance(v, StructValue)
+        return lambda v: isinstance(v, dict) and not isinstance(v, StructValue) and _first_entry(v, kp, vp)
     if k == T.TIMESTAMP_K:
         return lambda v: type(v) is Timestamp
     if k == T.DURATION_K:
@@ -133,6 +143,12 @@ def _pred(t: CelType) -> Callable[[Any], bool] | None:
     if lib is not None:
         return lambda v: type(v) is lib
     return lambda v: False
+
+
+def _first_entry(m: dict[Any, Any], kp: Callable[[Any], bool] | None, vp: Callable[[Any], bool] | None) -> bool:
+    for k, v in m.items():
+        return (kp is None or kp(unmap_key(k))) and (vp is None or vp(v))
+    return True
 
 
 def _overload_matcher(o: Overload) -> Callable[[tuple[Any, ...]], bool]:
@@ -418,8 +434,12 @@ class Planner:
         if isinstance(e, Ident):
             return self.charge(self.plan_ident(e), 1)
         if isinstance(e, Select):
-            return self.plan_select(e)
+            if e.test_only or e.id in self.c.idents:
+                return self.plan_select(e)
+            return self.plan_chain(e)
         if isinstance(e, Call):
+            if self._qualification(e) is not None:
+                return self.plan_chain(e)
             return self.plan_call(e)
         if isinstance(e, CreateList):
             return self.plan_list(e)
@@ -490,37 +510,100 @@ class Planner:
 
             # The Kubernetes base environment sets PresenceTestHasCost(false): has() is free.
             return has
-        operand_t = self.c.types.get(e.operand.id)
-        if operand_t is not None and operand_t.kind == T.MAP_K:
+        raise AssertionError("plain selections are planned as attribute chains")
 
-            def sel_map(fr: Frame) -> Any:
-                m = operand(fr)
-                try:
-                    return m[field]
-                except KeyError:
-                    raise EvalError(f"no such key: {field}") from None
+    # attributes --------------------------------------------------------------------------------
+    def _qualification(self, e: Expr) -> tuple[Expr, Expr | str, bool] | None:
+        """``e`` as one qualifier step of a cel-go attribute: (operand, key, optional)."""
+        if isinstance(e, Select):
+            if e.test_only or e.id in self.c.idents:
+                return None
+            return e.operand, e.field, False
+        if not isinstance(e, Call) or e.target is not None or len(e.args) != 2:
+            return None
+        fname = self.c.functions.get(e.id, e.function)
+        if fname == "_?._":
+            lit = e.args[1]
+            return e.args[0], lit.value if isinstance(lit, Literal) else "", True
+        if fname in ("_[_]", "_[?_]"):
+            return e.args[0], e.args[1], fname == "_[?_]"
+        return None
 
-            return self.charge(sel_map, 1)
-        if operand_t is not None and operand_t.kind == T.STRUCT_K:
-            return self.charge(lambda fr: operand(fr)[field], 1)
+    def plan_chain(self, e: Expr) -> Fn:
+        """Selections and indexes as cel-go plans them: one attribute, a root value and its
+        qualifiers, resolved in order (``applyQualifiers``).  An empty optional root answers
+        itself without evaluating any index; an optional root, or an optional step, turns
+        every later step into a presence test and the result into an optional; a computed
+        index is evaluated only when its step is reached and must be a string, integer,
+        bool or double."""
+        steps: list[tuple[Expr, Expr | str, bool]] = []
+        node: Expr = e
+        while (q := self._qualification(node)) is not None:
+            steps.append(q)
+            node = q[0]
+        steps.reverse()
+        root = self.plan(node)
+        keys: list[tuple[Fn | None, Any, bool]] = []
+        for _, key, optional in steps:
+            if isinstance(key, str):
+                keys.append((None, key, optional))
+                continue
+            kf = self.plan(key)
+            known = self.consts.get(id(kf))
+            if known is not None and known.error is None and type(known.value) in _QUALIFIER_TYPES:
+                keys.append((None, known.value, optional))
+            else:
+                keys.append((kf, None, optional))
+        n = len(keys)
+        if all(kf is None and not opt for kf, _, opt in keys) and all(
+            self._is_map(operand) for operand, _, _ in steps
+        ):
+            # The common selector shape (device.attributes["d"].model): maps all the way.
+            lookups = [(map_key(k), k) for _, k, _ in keys]
 
-        def sel(fr: Frame) -> Any:
-            v = operand(fr)
-            if isinstance(v, dict):
-                try:
-                    return v[field]
-                except KeyError:
-                    raise EvalError(f"no such key: {field}") from None
-            if type(v) is Optional:
-                if not v.present:
-                    return v
-                inner = v.value
-                if isinstance(inner, dict) and field in inner:
-                    return Optional(inner[field])
-                return T.OPTIONAL_NONE
-            raise EvalError(f"no such key: {field}")  # cel-go's qualifier on a non-container
+            def maps(fr: Frame) -> Any:
+                obj = root(fr)
+                for mk, k in lookups:
+                    try:
+                        obj = obj[mk]
+                    except KeyError:
+                        raise EvalError(f"no such key: {format_key(k)}") from None
+                return obj
 
-        return self.charge(sel, 1)
+            return self._fold(self.charge(maps, n), root, keys)
+
+        def chain(fr: Frame) -> Any:
+            obj = root(fr)
+            is_opt = False
+            if type(obj) is Optional:
+                if not obj.present:
+                    return obj
+                obj, is_opt = obj.value, True
+            for kf, k, optional in keys:
+                if kf is not None:
+                    k = kf(fr)
+                    if type(k) not in _QUALIFIER_TYPES:
+                        raise EvalError(f"invalid qualifier type: {go_type_name(k)}")
+                is_opt = is_opt or optional
+                found, obj = _qualify(obj, k, is_opt)
+                if not found:
+                    return T.OPTIONAL_NONE
+            return Optional(obj) if is_opt else obj
+
+        return self._fold(self.charge(chain, n), root, keys)
+
+    def _fold(self, f: Fn, root: Fn, keys: list[tuple[Fn | None, Any, bool]]) -> Fn:
+        """A chain over a constant with constant keys is evaluated once, at plan time."""
+        if self.track or id(root) not in self.consts or any(kf is not None for kf, _, _ in keys):
+            return f
+        try:
+            return self.const(f(Frame({})))
+        except EvalError as err:
+            return self.const_error(err.message)
+
+    def _is_map(self, operand: Expr) -> bool:
+        t = self.c.types.get(operand.id)
+        return t is not None and t.kind in (T.MAP_K, T.STRUCT_K) and t.name not in T.LIB_TYPES
 
     def plan_list(self, e: CreateList) -> Fn:
         elems = [self.plan(x) for x in e.elements]
@@ -658,25 +741,6 @@ class Planner:
                 return v if type(v) is bool else True
 
             return self.charge(nsf, 1)
-        if fname == "_?._":
-            operand = self.plan(e.args[0])
-            lit = e.args[1]
-            field = lit.value if isinstance(lit, Literal) else ""
-
-            def opt_sel(fr: Frame) -> Any:
-                v = operand(fr)
-                if type(v) is Optional:
-                    if not v.present:
-                        return v
-                    v = v.value
-                if isinstance(v, StructValue):
-                    return Optional(v[field]) if field in v else T.OPTIONAL_NONE
-                if isinstance(v, dict):
-                    found = field in v or hasattr(type(v), "__missing__")  # DRA's outer maps
-                    return Optional(v[field]) if found else T.OPTIONAL_NONE
-                raise EvalError("no such overload")
-
-            return self.charge(opt_sel, 1)
         assert fn_decl is not None, fname
         if (
             fname in ("orValue", "or")
@@ -695,9 +759,7 @@ class Planner:
         arg_fns = [self.plan(a) for a in operands]
         overloads = [o for o in (fn_decl.by_id(i) for i in ids) if o is not None]
         impl: Callable[..., Any] | None
-        if fname == "_[_]":
-            impl = _INDEX
-        elif len(overloads) == 1 and all(_concrete(self.c.types.get(a.id, T.DYN_T)) for a in operands):
+        if len(overloads) == 1 and all(_concrete(self.c.types.get(a.id, T.DYN_T)) for a in operands):
             impl = overloads[0].impl
         else:
             impl = _dispatcher(overloads, fname)
@@ -738,8 +800,15 @@ class Planner:
         n = len(arg_fns)
         if self.track and static_cost is None:
 
+            flatten = ids == ["list_flatten_int"]
+
             def tracked(fr: Frame) -> Any:
-                args = tuple(f(fr) for f in arg_fns)
+                try:
+                    args = tuple(f(fr) for f in arg_fns)
+                except EvalError:
+                    if flatten:
+                        _charge_failed_flatten(fr, arg_fns[1])
+                    raise
                 used = oid or _which(overloads, args)
                 pre = pre_call_cost(used, args)
                 if pre is not None:
@@ -817,6 +886,19 @@ class Planner:
         return logic
 
 
+def _charge_failed_flatten(fr: Frame, depth_fn: Fn) -> None:
+    """cel-go prices ``l.flatten(depth)`` even when ``l`` is an error (the call returns the
+    error, its tracker still sees size 1 × depth): a huge depth hits the cost limit first."""
+    try:
+        depth = depth_fn(fr)
+    except EvalError:
+        return  # upstream's tracker panics on an error depth
+    if type(depth) is int and depth >= 0:
+        fr.cost += depth + 1 + _LIST_CREATE_BASE
+        if fr.cost > fr.limit:
+            raise CostLimitExceeded()
+
+
 def _which(overloads: list[Overload], args: tuple[Any, ...]) -> str:
     for o in overloads:
         if _overload_matcher(o)(args):
@@ -864,12 +946,27 @@ def no_such_overload_message(fname: str, args: tuple[Any, ...]) -> str:
     if fname in _NAMED_NO_SUCH_OVERLOAD:
         return f"no such overload: {fname}"
     if fname == "flatten" and args:
-        return f"no such overload: {type_name(args[0])}.flatten()"
+        return f"no such overload: {type_name(args[0])}.flatten({', '.join(type_name(a) for a in args[1:])})"
     return f"no such overload: {fname}({', '.join(type_name(a) for a in args)})"
+
+
+def _negate_duration(d: Duration) -> Duration:
+    if d.nanos == INT64_MIN:
+        raise EvalError("integer overflow")
+    return Duration(-d.nanos)
+
+
+# cel-go binds some operators to a trait of the operand rather than per overload, so a dyn
+# operand of a type the declarations do not list still dispatches: a duration negates
+# (traits.Negater), although the checker only declares '-' for int and double.
+_TRAIT_ONLY: dict[str, list[tuple[Callable[[tuple[Any, ...]], bool], Callable[..., Any]]]] = {
+    "-_": [(lambda args: type(args[0]) is Duration, _negate_duration)],
+}
 
 
 def _dispatcher(overloads: list[Overload], fname: str = "") -> Callable[..., Any]:
     table = [(_overload_matcher(o), o.impl) for o in overloads if o.impl is not None]
+    table += _TRAIT_ONLY.get(fname, [])
 
     def dispatch(*args: Any) -> Any:
         for match, impl in table:
@@ -880,28 +977,36 @@ def _dispatcher(overloads: list[Overload], fname: str = "") -> Callable[..., Any
     return dispatch
 
 
-def _index(c: Any, k: Any) -> Any:
-    if isinstance(c, dict) and not isinstance(c, StructValue):
-        return map_lookup(c, k)
-    if isinstance(c, list | tuple):
+_QUALIFIER_TYPES = frozenset((str, int, Uint, bool, float))
+
+
+def _qualify(obj: Any, k: Any, presence: bool) -> tuple[bool, Any]:
+    """One qualifier step (cel-go ``refQualify``): (found, value).  Without ``presence`` a
+    miss is an error; with it, a miss — or a value that cannot be qualified — is absent."""
+    if isinstance(obj, dict):
+        mk = map_key(k)
+        # DRA's outer maps find every domain (an unknown one is an empty map)
+        if mk in obj or hasattr(type(obj), "__missing__"):
+            return True, obj[mk]
+        if presence:
+            return False, None
+        raise EvalError(f"no such key: {format_key(k)}")
+    if isinstance(obj, list | tuple):
         tk = type(k)
         if tk is float:
             if not k.is_integer():
-                raise EvalError(f"unsupported index value {k} in list")
+                raise EvalError(f"unsupported index value {format_key(k)} in list")
             k = int(k)
         elif tk is not int and tk is not Uint:
             raise EvalError(f"unsupported index type '{type_name(k)}' in list")
-        if k < 0 or k >= len(c):
-            raise EvalError(f"index out of bounds: {k}")
-        return c[k]
-    if type(c) is Optional:
-        from drakit.selectors.library.ext import _opt_index
-
-        return _opt_index(c, k)
+        if 0 <= k < len(obj):
+            return True, obj[k]
+        if presence:
+            return False, None
+        raise EvalError(f"index out of bounds: {int(k)}")
+    if presence:
+        return False, None
     raise EvalError(f"no such key: {format_key(k)}")  # cel-go's qualifier on a non-container
-
-
-_INDEX: Callable[..., Any] = _index
 
 
 class Program:

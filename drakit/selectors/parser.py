@@ -631,15 +631,37 @@ class Parser:
                 stop.offset, stop.message, [*self.lex_errors, Issue(stop.offset, stop.message)]
             ) from None
         except ParseError as stop:
-            raise ParseError(
-                stop.offset, stop.message, [*self.lex_errors, *self.errors, *stop.issues]
-            ) from None
+            issues = self._recovered_issues()
+            if issues is None:  # ANTLR's runtime is not installed: the first parser error only
+                issues = [*self.lex_errors, *self.errors, *stop.issues]
+            first = min(issues, key=lambda i: i.offset)
+            raise ParseError(first.offset, first.message, issues) from None
         issues = [*self.lex_errors, *self.errors]
         if self.visit_depth.get(e.id, 0) > MAX_RECURSION_DEPTH:
             issues.append(Issue(-1, "max recursion depth exceeded"))
         if issues:
             raise ParseError(issues[0].offset, issues[0].message, issues)
         return e
+
+    def _recovered_issues(self) -> list[Issue] | None:
+        """Every error cel-go reports once its ANTLR parser has met one: the lexer's, those
+        ANTLR's recovery reports, and those cel-go's visitor then finds in the repaired tree
+        (see ``recovery.py``)."""
+        try:
+            from drakit.selectors.recovery import TreeVisitor, recover
+        except ImportError:
+            return None
+        tokens = [
+            (_token_name(t), f"`{t.text}`" if t.value == "quoted" else t.text, t.offset) for t in self.toks
+        ]
+        found = recover(self.text, tokens, self.skipped, MAX_SYNTAX_ERRORS - len(self.lex_errors))
+        issues = [*self.lex_errors, *(Issue(e.offset, e.message) for e in found.errors)]
+        if found.tree is not None:
+            visitor = Parser(self.text, self.macros)
+            visitor.lex_errors = []
+            TreeVisitor(visitor).visit(found.tree)
+            issues.extend(visitor.errors)
+        return issues
 
     def expr(self) -> Expr:
         self.depth = self._enter(self.depth + 1)
@@ -955,7 +977,7 @@ class Parser:
             if t.text == ".":
                 # leading-dot (root-scoped) identifier
                 self.advance()
-                if self.tok.kind != T_IDENT or self.tok.value == "quoted":
+                if _token_name(self.tok) != "IDENTIFIER":
                     raise self._no_viable(t)  # among the leading-dot alternatives
                 name = self._field_name()
                 if self.peek_op("("):
@@ -1073,6 +1095,34 @@ class Parser:
                 self.errors.append(Issue(err.offset, err.message))
         # A member call counts towards cel-go's visitor depth, a global one does not.
         return self._nested(out, *parts, counted=target is not None)
+
+    # what the visitor of ANTLR's repaired tree needs (recovery.py) ------------------------------
+    def report(self, offset: int, message: str) -> None:
+        self.errors.append(Issue(offset, message))
+
+    @staticmethod
+    def reserved(name: str) -> bool:
+        return name in RESERVED
+
+    @classmethod
+    def binary_function(cls, op: str) -> str | None:
+        return next((ops[op] for ops in cls._LEVELS if op in ops), None)
+
+    def number_literal(self, kind: str, text: str, negative: bool, offset: int) -> Expr:
+        t = {"int": T_INT, "uint": T_UINT, "double": T_DOUBLE}[kind]
+        try:
+            return self._number(Token(t, text, offset), negative=negative, offset=offset)
+        except ValueError:  # a token ANTLR conjured up ("<missing NUM_INT>") does not parse
+            self.report(offset, f"invalid {kind} literal")
+            return self.lit(None, offset)
+
+    def text_literal(self, text: str, is_bytes: bool, offset: int) -> Expr:
+        try:
+            value: str | bytes = unescape(text, is_bytes)
+        except ValueError as err:
+            self.report(offset, str(err))
+            value = text
+        return self.lit(value, offset)
 
     # node builders for macros ------------------------------------------------------------------
     def ident(self, name: str, at: int) -> Ident:

@@ -9,6 +9,7 @@ runtime types (``got 'types.Int', expected iterable type``).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 from drakit.quantity import Quantity
@@ -286,12 +287,39 @@ def map_lookup(m: dict[Any, Any], k: Any) -> Any:
         raise EvalError(f"unsupported key type: {go_type_name(k)}") from None
 
 
+def format_double(d: float) -> str:
+    """Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double) uses."""
+    if math.isnan(d):
+        return "NaN"
+    if math.isinf(d):
+        return "+Inf" if d > 0 else "-Inf"
+    if d == 0:
+        return "-0" if math.copysign(1.0, d) < 0 else "0"
+    sign, digits, exp = Decimal(repr(d)).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    assert isinstance(exp, int)
+    dp = len(digits) + exp  # position of the decimal point
+    x = dp - 1
+    neg = "-" if sign else ""
+    if x < -4 or x >= 6:
+        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return f"{neg}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if dp <= 0:
+        return f"{neg}0.{'0' * -dp}{ds}"
+    if dp >= len(ds):
+        return f"{neg}{ds}{'0' * (dp - len(ds))}"
+    return f"{neg}{ds[:dp]}.{ds[dp:]}"
+
+
 def format_key(k: Any) -> str:
+    """A key as Go's ``%v`` prints the CEL value (``2`` for 2.0, ``5`` for 5u)."""
     k = unmap_key(k)
     if type(k) is bool:
         return "true" if k else "false"
     if type(k) is float:
-        return repr(k)
+        return format_double(k)
+    if type(k) is Uint:
+        return str(int(k))
     return str(k)
 
 
@@ -312,33 +340,65 @@ __all__ = [
 ]
 
 
+# The Go type names cel-go's ConvertToNative errors print for the Kubernetes library values.
+_LIB_CONVERSION_NAMES = {"net.IP": "IP", "net.CIDR": "CIDR", "kubernetes.URL": "URL", "kubernetes.NamedFormat": "Format"}
+
+
+def as_selector_result(v: Any) -> bool:
+    """A selector's value as upstream's DeviceMatches takes it (``ConvertToNative(bool)``):
+    a bool, or an optional holding one (an optional converts as its value); else an
+    EvalError with the message upstream reports."""
+    inner = v
+    while type(inner) is Optional and inner.present:
+        inner = inner.value
+    if type(inner) is bool:
+        return inner
+    raise EvalError(bool_conversion_message(v))
+
+
 def bool_conversion_message(v: Any) -> str:
     """What upstream's DeviceMatches reports for a selector result that is not a bool.
 
     It wraps the Go ``ConvertToNative(bool)`` error of the value's type, so the text names
-    the type twice, in cel-go's per-type wording (``common/types/*.go``).
+    the type twice, in cel-go's per-type wording (``common/types/*.go``); an optional
+    reports its value's error, or its own dereference error when empty.
     """
+    return f"CEL result of type {type_name(v)} could not be converted to bool: {_conversion_detail(v)}"
+
+
+def _conversion_detail(v: Any) -> str:
     t = type(v)
+    while t is Optional and v.present:
+        v = v.value
+        t = type(v)
+    if t is Optional:
+        return "optional.none() dereference"
     if t is int:
-        detail = "unsupported type conversion from 'int' to bool"
-    elif t is Uint:
-        detail = "unsupported type conversion from 'uint' to bool"
-    elif t is float:
-        detail = "type conversion error from Double to 'bool'"
-    elif t is str:
-        detail = "unsupported native conversion from string to 'bool'"
-    elif t is bytes:
-        detail = "type conversion error from Bytes to 'bool'"
-    elif v is None:
-        detail = "type conversion error from 'null_type' to 'bool'"
-    elif isinstance(v, list | tuple):
-        detail = "type conversion error from list to 'bool'"
-    elif isinstance(v, dict):
-        detail = "type conversion error from map to 'bool'"
-    elif isinstance(v, Semver):
-        detail = "type conversion error from 'Semver' to 'bool'"
+        return "unsupported type conversion from 'int' to bool"
+    if t is Uint:
+        return "unsupported type conversion from 'uint' to bool"
+    if t is float:
+        return "type conversion error from Double to 'bool'"
+    if t is str:
+        return "unsupported native conversion from string to 'bool'"
+    if t is bytes:
+        return "type conversion error from Bytes to 'bool'"
+    if v is None:
+        return "type conversion error from 'null_type' to 'bool'"
+    if isinstance(v, list | tuple):
+        return "type conversion error from list to 'bool'"
+    if isinstance(v, dict):
+        return "type conversion error from map to 'bool'"
+    if t is TypeValue:
+        return "type conversion not supported for 'type'"
+    if isinstance(v, Semver):
+        name = "Semver"
     elif isinstance(v, Quantity):
-        detail = "type conversion error from 'Quantity' to 'bool'"
+        name = "Quantity"
+    elif t is Duration:
+        name = "Duration"
+    elif t is Timestamp:
+        name = "Timestamp"
     else:
-        return f"CEL result of type {type_name(v)} could not be converted to bool"
-    return f"CEL result of type {type_name(v)} could not be converted to bool: {detail}"
+        name = _LIB_CONVERSION_NAMES.get(getattr(v, "cel_type_name", ""), t.__name__)
+    return f"type conversion error from '{name}' to 'bool'"

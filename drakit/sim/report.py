@@ -81,6 +81,8 @@ def render_text(result: SimulationResult) -> str:
     by_product = result.product_utilisation()
     for product, count in result.product_capacity:
         lines.append(f"  {product:<32} {_pct(by_product.get(product)):>7} of {count} devices")
+    if result.queue_records:
+        lines += _queue_lines(result)
     if pending:
         lines.append("")
         lines.append("pending pods")
@@ -89,6 +91,26 @@ def render_text(result: SimulationResult) -> str:
         if len(pending) > MAX_PENDING_LINES:
             lines.append(f"  ... and {len(pending) - MAX_PENDING_LINES} more")
     return "\n".join(lines) + "\n"
+
+
+def _queue_lines(result: SimulationResult) -> list[str]:
+    """Queue wait (suspended until admitted) next to scheduling wait (admitted until bound), and borrowing."""
+    q = result.queues_json()
+    lines = ["", "queues (queue wait: arrival to admission; scheduling wait: admission to bound)"]
+    for name, s in q["byQueue"].items():
+        lines.append(f"  {name:<20} {s['admitted']}/{s['units']} admitted, queue wait p50 {_fmt(s['queueWaitP50'])} "
+                     f"p90 {_fmt(s['queueWaitP90'])} max {_fmt(s['queueWaitMax'])}, scheduling wait p50 "
+                     f"{_fmt(s['schedulingWaitP50'])} max {_fmt(s['schedulingWaitMax'])}, {s['borrowedUnits']} borrowed")
+    peak: dict[tuple[str, str], int] = {}
+    for sample in result.quota_samples:
+        for queue, res, used in sample.borrowed:
+            peak[(queue, res)] = max(peak.get((queue, res), 0), used)
+    for (queue, res), used in sorted(peak.items()):
+        lines.append(f"  {queue:<20} borrowed up to {used} {res}")
+    waiting = [r for r in result.queue_records if r.admitted is None]
+    for r in waiting[:MAX_PENDING_LINES]:
+        lines.append(f"  {r.unit}: still queued in {r.queue or '?'} ({r.reason}) {r.message}")
+    return lines
 
 
 # --- comparisons ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 MAX_REPORT_SAMPLES = 1000
 """Time series longer than this are thinned (evenly, deterministically) in reports and
@@ -148,6 +148,37 @@ class GroupStats:
 
 
 @dataclass(frozen=True)
+class QueueRecord:
+    unit: str
+    workload: str
+    queue: str
+    arrived: float
+    admitted: float | None
+    reason: str = ""  # why it still waits at the end (a stable code), "" when admitted
+    message: str = ""
+    borrowed: Mapping[str, int] | None = None
+
+    @property
+    def wait(self) -> float | None:
+        return None if self.admitted is None else self.admitted - self.arrived
+
+    def to_json(self) -> dict[str, Any]:
+        return {"unit": self.unit, "workload": self.workload, "queue": self.queue, "arrived": _num(self.arrived),
+                "admitted": _num(self.admitted), "queueWait": _num(self.wait), "reason": self.reason, "message": self.message,
+                "borrowed": dict(self.borrowed or {})}
+
+
+@dataclass(frozen=True)
+class QuotaSample:
+    time: float
+    used: tuple[tuple[str, str, int], ...]  # (queue, resource, used)
+    borrowed: tuple[tuple[str, str, int], ...]  # (queue, resource, beyond nominal)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time": _num(self.time), "used": [list(u) for u in self.used], "borrowed": [list(b) for b in self.borrowed]}
+
+
+@dataclass(frozen=True)
 class SimulationResult:
     """A finished run (see :func:`drakit.sim.run_scenario`)."""
 
@@ -167,6 +198,8 @@ class SimulationResult:
     cache_hits: int = 0
     workload_recipes: tuple[tuple[str, str], ...] = field(default=())
     kubernetes_version: str = ""  # whose control-plane behaviour the run reproduced
+    queue_records: tuple[QueueRecord, ...] = ()  # with a queue engine: one per queued Job or pod
+    quota_samples: tuple[QuotaSample, ...] = ()
 
     # -- summaries ------------------------------------------------------------------------------
 
@@ -202,6 +235,29 @@ class SimulationResult:
                 continue
             out[key] = _time_weighted(self.samples, lambda s, k=key: dict(series(s)).get(k, 0), self.end_time) / cap
         return out
+
+    def queues_json(self) -> dict[str, Any]:
+        """Queue wait (arrival → admission) apart from scheduling wait (admission → bound), and quota over time."""
+        by_queue: dict[str, list[QueueRecord]] = {}
+        for rec in self.queue_records:
+            by_queue.setdefault(rec.queue, []).append(rec)
+        sched: dict[str, list[float]] = {}
+        for p in self.pods:
+            if p.scheduled is not None:
+                sched.setdefault(p.workload, []).append(p.scheduled - p.arrival)
+        summary = {}
+        for queue, recs in sorted(by_queue.items()):
+            waits = sorted(r.wait for r in recs if r.wait is not None)
+            sw = sorted(w for r in recs for w in sched.get(r.workload, []))
+            summary[queue] = {
+                "units": len(recs), "admitted": len(waits), "waiting": len(recs) - len(waits),
+                "queueWaitP50": _num(percentile(waits, 50)), "queueWaitP90": _num(percentile(waits, 90)),
+                "queueWaitMax": _num(waits[-1] if waits else None),
+                "schedulingWaitP50": _num(percentile(sw, 50)), "schedulingWaitMax": _num(sw[-1] if sw else None),
+                "borrowedUnits": sum(1 for r in recs if r.borrowed),
+            }
+        return {"byQueue": summary, "units": [r.to_json() for r in self.queue_records],
+                "quota": [s.to_json() for s in thin(self.quota_samples)]}
 
     def placements(self) -> dict[str, str]:
         """``namespace/name`` -> node or the Pending message (for comparisons with a real cluster)."""
@@ -246,6 +302,8 @@ class SimulationResult:
                 for s in thin(self.samples)
             ],
         }
+        if self.queue_records:
+            doc["queues"] = self.queues_json()
         if pods:
             doc["pods"] = [p.to_json() for p in self.pods]
         if events:
@@ -268,7 +326,10 @@ def _rank(n: int, q: float) -> int:
     return min(max(1, math.ceil(q / 100 * n)), n)
 
 
-def thin(samples: Sequence[Sample], limit: int = MAX_REPORT_SAMPLES) -> list[Sample]:
+_S = TypeVar("_S")
+
+
+def thin(samples: Sequence[_S], limit: int = MAX_REPORT_SAMPLES) -> list[_S]:
     """At most ``limit`` samples, evenly spaced by index, always keeping the first and last."""
     n = len(samples)
     if n <= limit:

@@ -33,6 +33,7 @@ from drakit.features import Features
 from drakit.gostr import quote
 from drakit.inventory import templates
 from drakit.inventory.snapshot import key_of, name_of, namespace_of
+from drakit.sim.admission import Admitter
 from drakit.sim.allocation import Allocator, DrakitAllocator
 from drakit.sim.cluster import SimClaim, SimCluster, SimPod
 from drakit.sim.controller import (
@@ -42,7 +43,7 @@ from drakit.sim.controller import (
     name_from_generate_name,
 )
 from drakit.sim.lanes import Lane
-from drakit.sim.result import PodResult, Sample, SimEvent, SimulationResult, Stranded
+from drakit.sim.result import PodResult, QuotaSample, Sample, SimEvent, SimulationResult, Stranded
 from drakit.sim.scenario import PodClaim, Scenario, Workload
 from drakit.sim.scheduler import Scheduler, spec_signature
 from drakit.sim.versions import ControlPlane
@@ -160,8 +161,13 @@ class Run:
         allocator: AllocatorFactory | None = None,
         options: SimOptions | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        admitter: Admitter | None = None,
     ) -> None:
         self.scenario = scenario
+        self.admitter = admitter
+        self.units: dict[str, tuple[Workload, int]] = {}  # queued unit -> (workload, pod index or -1 for a Job)
+        self.unit_of: dict[str, str] = {}  # pod key -> its queued unit (kind: Pod)
+        self.quota_samples: list[QuotaSample] = []
         self.options = options or SimOptions()
         self.seed = seed
         self.names = random.Random(f"drakit-sim/names/{seed}")
@@ -533,6 +539,32 @@ class Run:
         if job is not None and w is not None and job[0] < job[1]:
             job[0] += 1
             self._workload_pod(w, job[0] - 1)
+        if self.admitter is not None:
+            self._unit_finished(pod, w)
+
+    def _unit_finished(self, pod: SimPod, w: Workload | None) -> None:
+        """Tell the admitter a unit ended: a queued pod, or a Job whose last pod finished."""
+        assert self.admitter is not None
+        unit = self.unit_of.pop(pod.key, None)
+        if unit is not None:
+            self.admitter.finish(unit, self.now)
+            return
+        job = self.jobs.get(pod.workload)
+        if w is not None and job is not None and w.name in self.units and job[0] == job[1]:
+            done = sum(1 for p in self.pods if p.workload == w.name and p.phase == "Succeeded")
+            if done == w.count:
+                self.admitter.finish(w.name, self.now)
+
+    def _admit(self, unit: str) -> None:
+        w, index = self.units[unit]
+        if index < 0:  # a Job: its first pods, the rest as they finish
+            first = min(w.parallelism, w.count)
+            self.jobs[w.name] = [first, w.count]
+            for i in range(first):
+                self._workload_pod(w, i)
+        else:
+            self._workload_pod(w, index)
+            self.unit_of[self.pods[-1].key] = unit
 
     def _wake(self) -> None:
         """Something was freed: every unschedulable pod gets another attempt."""
@@ -663,6 +695,16 @@ class Run:
         scenario = self.scenario
         total = scenario.pod_count()
         for w in scenario.workloads:
+            if self.admitter is not None and self.admitter.accepts(w):
+                if w.kind == "Job":
+                    self.units[w.name] = (w, -1)
+                    self._push(w.start, _ARRIVE, "queued", w.name)
+                else:
+                    for i in range(w.count):
+                        unit = w.name if w.count == 1 else f"{w.name}-{i}"
+                        self.units[unit] = (w, i)
+                        self._push(w.start + i * w.interval, _ARRIVE, "queued", unit)
+                continue
             if w.kind == "Job":
                 first = min(w.parallelism, w.count)
                 self.jobs[w.name] = [first, w.count]
@@ -686,8 +728,15 @@ class Run:
                     self._finish(payload)
                 elif kind == "workload":
                     self._workload_pod(*payload)
+                elif kind == "queued":
+                    assert self.admitter is not None
+                    self.admitter.arrive(payload, self.units[payload][0], t)
                 else:
                     self._manifest_pod(payload)
+            if self.admitter is not None:
+                for unit in self.admitter.settle(t):
+                    self._admit(unit)
+                self.quota_samples.append(self.admitter.sample(t))
             self._schedule_all(progress, total)
             self._sample()
         end = until if until is not None else self.now
@@ -741,6 +790,8 @@ class Run:
             cache_hits=self.scheduler.cache_hits,
             workload_recipes=tuple(sorted((w.name, w.recipe) for w in self.scenario.workloads)),
             kubernetes_version=self.control.version,
+            queue_records=tuple(self.admitter.record(u) for u in self.units) if self.admitter is not None else (),
+            quota_samples=tuple(self.quota_samples),
         )
 
 
@@ -758,12 +809,14 @@ def run_scenario(
     progress: Progress | None = None,
     options: SimOptions | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    admitter: Admitter | None = None,
 ) -> SimulationResult:
     """Replay ``scenario`` with ``seed`` (default: the scenario's own) and return every outcome.
 
+    ``admitter``: a queue engine that holds workloads until it admits them (see ``sim.admission``).
     ``clock`` times the allocator's per-call deadline (simulated time is the scenario's own);
     every random choice and share ID follows from ``seed``.  Stops before building anything
     when the scenario's estimated memory exceeds its limit.
     """
     scenario.check_memory()
-    return Run(scenario, scenario.seed if seed is None else seed, allocator, options, clock).run(progress)
+    return Run(scenario, scenario.seed if seed is None else seed, allocator, options, clock, admitter).run(progress)

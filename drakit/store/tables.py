@@ -14,7 +14,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from drakit.records.run import MAX_TEXT
 
-__all__ = ["Base", "ClaimRow", "DeviceRow", "EnvRow", "MetricRow", "PointRow", "ResultRow", "RunRow"]
+__all__ = ["Base", "ClaimRow", "DeviceRow", "EnvRow", "MetricRow", "PointRow", "QueueLockRow", "ReservationRow", "ResultRow",
+           "RunRow"]
 
 _Str = String(MAX_TEXT)
 _When = DateTime(timezone=True)
@@ -124,3 +125,22 @@ class PointRow(Base):
     name: Mapped[str] = mapped_column(_Str, primary_key=True)
     step: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     value: Mapped[float] = mapped_column(Float)
+
+
+class ReservationRow(Base):
+    """A queue reservation held by a run (the local executor's admission, see drakit.queues.ledger)."""
+
+    __tablename__ = "queue_reservations"
+
+    run_id: Mapped[str] = mapped_column(_Str, primary_key=True)
+    queue: Mapped[str] = mapped_column(_Str, index=True)
+    demand: Mapped[dict[str, int]] = mapped_column(JSON)
+    reserved_at: Mapped[datetime] = mapped_column(_When)
+
+
+class QueueLockRow(Base):
+    """One row per cohort tree (or lone queue): PostgreSQL's SELECT ... FOR UPDATE target."""
+
+    __tablename__ = "queue_locks"
+
+    name: Mapped[str] = mapped_column(_Str, primary_key=True)

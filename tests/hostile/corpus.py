@@ -188,7 +188,8 @@ SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
 ]
 
 
-VALIDATING = frozenset({"validate", "trial", "allocate", "explain", "match", "lint", "simulate", "profile-eligible"})
+VALIDATING = frozenset({"validate", "trial", "allocate", "explain", "match", "lint", "simulate", "profile-eligible",
+                        "describe", "describe-class", "get-devices"})
 """Commands that validate their input at the door (profile apply-to and cel eval do not: neither answers on a cluster)."""
 
 
@@ -200,6 +201,32 @@ def semantic_cases() -> list[Case]:
         out.append(Case(f"value-{ident}", _text("bundle.json", json.dumps(
             {"apiVersion": "v1", "kind": "List", "items": [*rest, _with(doc, path, value)]})), refused))
     return out
+
+
+def _renamed(doc: dict[str, Any], path: tuple[str | int, ...], new: str) -> dict[str, Any]:
+    """``doc`` with the key at ``path`` spelled ``new`` instead (same value, same place)."""
+    out = copy.deepcopy(doc)
+    parent: Any = out
+    for p in path[:-1]:
+        parent = parent[p]
+    parent[new] = parent.pop(path[-1])
+    return out
+
+
+SNAKE_CASE: list[tuple[str, dict[str, Any], tuple[str | int, ...], str]] = [
+    ("pool", SLICE, ("spec", "pool", "resourceSliceCount"), "resource_slice_count"),
+    ("slice-node", SLICE, ("spec", "nodeName"), "node_name"),
+    ("request", CLAIM, ("spec", "devices", "requests", 0, "exactly", "deviceClassName"), "device_class_name"),
+    ("pod", POD, ("spec", "resourceClaims"), "resource_claims"),
+]
+
+
+def snake_case_cases() -> list[Case]:
+    """Field names as drakit's models spell them in Python: unknown fields for the API server
+    (kubectl's strict decoding), so every command refuses them at the door."""
+    return [Case(f"snake-case-{ident}", _text("bundle.json", json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": [*(d for d in BASE if d is not doc), _renamed(doc, path, new)]})))
+        for ident, doc, path, new in SNAKE_CASE]
 
 
 def _scenario(name: str, path: tuple[str | int, ...], value: Any) -> Case:
@@ -335,7 +362,8 @@ DEVICE = {"name": "gpu-0", "driver": "gpu.example.com",
 SANE: frozenset[str] = frozenset()
 """Valid to the API server too (``1e1000000000`` is a Quantity): only a sane answer is required."""
 
-CLUSTER_VERBS = frozenset({"validate", "allocate", "explain", "match", "lint", "trial", "simulate", "profile-eligible"})
+CLUSTER_VERBS = frozenset({"validate", "allocate", "explain", "match", "lint", "trial", "simulate", "profile-eligible",
+                           "describe", "describe-class", "get-devices"})
 """Commands whose input is a bundle of manifests (simulate takes manifests mixed into a scenario)."""
 
 
@@ -468,3 +496,42 @@ def profile_value_cases() -> list[Case]:
 
 def all_more_cases() -> list[Case]:
     return [*more_type_cases(), *framing_cases(), *profile_value_cases()]
+
+
+# --------------------------------------------------------------------------- views (describe, get devices)
+
+_RESULT = {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+_ONE_NODE = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
+
+
+def _allocated(**status: Any) -> dict[str, Any]:
+    return {**CLAIM, "status": {"allocation": {"devices": {"results": [_RESULT]}, "nodeSelector": _ONE_NODE},
+                                "reservedFor": [{"resource": "pods", "name": "train", "uid": "u1"}], **status}}
+
+
+def _pod_event(i: int, **fields: Any) -> dict[str, Any]:
+    return {**EVENT, "metadata": {"name": f"e{i}", "namespace": "ml"}, **fields}
+
+
+def view_cases() -> list[Case]:
+    """Valid bundles whose joins a view makes are odd: answered, never a crash (``SANE``)."""
+    gone = {**_RESULT, "device": "gpu-9", "pool": "nowhere"}
+    many_terms = {"nodeSelectorTerms": [{"matchExpressions": [{"key": f"k{i}", "operator": "Exists"}]} for i in range(50)]}
+    prepare = "Failed to prepare dynamic resources: prepare dynamic resources: " + "DRA driver \x1b[2J is not registered "
+    return [
+        Case("view-allocated-device-not-published", _docs("b.yaml", [*BASE[:3], {**_allocated(), "status": {
+            "allocation": {"devices": {"results": [gone]}}}}, POD]), SANE),
+        Case("view-reserved-for-other-resources", _docs("b.yaml", [*BASE[:3], _allocated(reservedFor=[
+            {"resource": "jobs", "apiGroup": "batch", "name": "j", "uid": "u2"}]), POD]), SANE),
+        Case("view-fifty-node-selector-terms", _docs("b.yaml", [*BASE[:3], {**_allocated(), "status": {
+            "allocation": {"devices": {"results": [_RESULT]}, "nodeSelector": many_terms}}}, POD]), SANE),
+        Case("view-events-without-times-or-source", _docs("b.yaml", [*BASE, *(
+            _pod_event(i, reason="FailedPrepareDynamicResources", message=prepare * 50) for i in range(3))]), SANE),
+        Case("view-five-thousand-events", _docs("b.yaml", [*BASE, *(
+            _pod_event(i, lastTimestamp=f"2026-12-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z", count=2**31 - 1)
+            for i in range(5_000))]), SANE),
+        Case("view-bound-pod-prepare-failed", _docs("b.yaml", [*BASE[:3], _allocated(),
+                                                             _with(POD, ("spec", "nodeName"), "n1"),
+                                                             _pod_event(0, reason="FailedPrepareDynamicResources",
+                                                                        message=prepare)]), SANE),
+    ]

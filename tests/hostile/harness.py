@@ -38,6 +38,9 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "profile-eligible": lambda f: ["profile", "eligible", "training-48g", "-f", f],
     "cel-eval-device": lambda f: ["cel", "eval", "true", "--device", f],
     "snapshot-kubeconfig": lambda f: ["snapshot", "--kubeconfig", f],  # the input is the kubeconfig
+    "describe": lambda f: ["describe", "pod/train", "-n", "ml", "-f", f],
+    "describe-class": lambda f: ["describe", "deviceclass/gpu.example.com", "-f", f],
+    "get-devices": lambda f: ["get", "devices", "-f", f, "-o", "wide"],
 }
 
 

@@ -28,7 +28,9 @@ from tests.hostile.corpus import (
     more_type_cases,
     profile_value_cases,
     semantic_cases,
+    snake_case_cases,
     stream_cases,
+    view_cases,
     wrong_type_cases,
 )
 from tests.hostile.harness import (
@@ -59,8 +61,8 @@ def _answers(case: Case, folder: Path, verbs: list[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in
-                                  [*stream_cases(), *framing_cases(), *semantic_cases(), *SCENARIO_CASES,
-                                   *profile_value_cases()]])
+                                  [*stream_cases(), *framing_cases(), *semantic_cases(), *snake_case_cases(),
+                                   *SCENARIO_CASES, *profile_value_cases(), *view_cases()]])
 def test_every_command_answers(case: Case, tmp_path: Path) -> None:
     assert _answers(case, tmp_path, VERB_NAMES) == []
 

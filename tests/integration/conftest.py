@@ -24,8 +24,18 @@ from tests.integration.controlplane import (
 )
 from tests.integration.gating import unavailable
 from tests.integration.kube import Cluster
+from tests.integration.kueue import (
+    KueueError,
+    KueueManager,
+    kueue_dir,
+    missing_parts,
+    start_kueue,
+    stop_kueue,
+)
+from tests.integration.kueue_scenario import DEVICE_CLASS_MAPPINGS
 
 _RUNNING: list[ControlPlane] = []
+_KUEUE: list[KueueManager] = []
 
 
 @pytest.fixture(scope="session")
@@ -65,6 +75,28 @@ def cluster(control_plane: ControlPlane) -> Iterator[Cluster]:
         client.close()
 
 
+@pytest.fixture(scope="session")
+def kueue(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KueueManager]:
+    """Kueue v0.19.2 (``cluster/addons.sh``) running against the session's control plane, with the
+    agreement scenario's deviceClassMappings (the manager reads them only at start)."""
+    directory = kueue_dir()
+    missing = missing_parts(directory)
+    if missing:
+        unavailable(f"Kueue not built ({', '.join(missing)} missing in {directory}); run `make cluster`")
+    try:
+        manager = start_kueue(
+            cluster, tmp_path_factory.mktemp("kueue"), device_class_mappings=DEVICE_CLASS_MAPPINGS
+        )
+    except KueueError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    _KUEUE.append(manager)
+    try:
+        yield manager
+    finally:
+        _KUEUE.remove(manager)
+        stop_kueue(cluster, manager)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
     outcome = yield
@@ -73,3 +105,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
         plane = _RUNNING[-1]
         header = f"logs in {plane.workdir / 'logs'}"
         report.sections.append(("control-plane log tails", f"{header}\n{plane.log_tails()}"))
+    if report.failed and _KUEUE and "kueue" in getattr(item, "fixturenames", ()):
+        manager = _KUEUE[-1]
+        report.sections.append(("kueue log tail", f"{manager.log_file}\n{manager.log_tail()}"))

@@ -222,8 +222,12 @@ NOT_REPRODUCIBLE = {
     "(and with the gate off the API server drops adminAccess on create)",
     "claim-not-created": "the claim controller creates the claim within milliseconds; the window in "
     "which the scheduler's PreEnqueue waits for it leaves no trace in status or events",
+    # test_describe_cluster.py posts the kubelet's events on claims the real scheduler allocated
     "prepare-driver-not-registered": "FailedPrepareDynamicResources comes from a kubelet",
     "prepare-not-reserved": "FailedPrepareDynamicResources comes from a kubelet",
+    "prepare-deadline-exceeded": "FailedPrepareDynamicResources comes from a kubelet",
+    "prepare-driver-error": "FailedPrepareDynamicResources comes from a kubelet",
+    "prepare-claim-missing": "FailedPrepareDynamicResources comes from a kubelet",
     "running": "phase Running is written by a kubelet",
 }
 

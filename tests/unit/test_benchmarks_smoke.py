@@ -59,3 +59,18 @@ def test_load_benchmark_quick_run_prints_its_table() -> None:
     for scenario in ("(json) drakit explain", "(yaml) drakit explain", "(json) load + validate + explain"):
         assert any(scenario in row for row in rows), proc.stdout
     assert all(row.count("|") == header[0].count("|") for row in rows), proc.stdout
+
+
+def test_webhook_benchmark_quick_run_prints_its_table() -> None:
+    """bench_webhook compares /mutate with an echo route on the same server (no Go side)."""
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("trustme")
+    proc = subprocess.run([sys.executable, str(BENCHMARKS / "bench_webhook.py"), "--quick"],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = [line for line in lines if line.startswith(HEADER)]
+    assert len(header) == 1 and "ratio p99 mutate/echo" in header[0], proc.stdout
+    rows = [line for line in lines if line.startswith("| (")]
+    assert [r.split("|")[1].strip().split()[0] for r in rows] == ["(echo)", "(mutate)"], proc.stdout
+    assert all(row.count("|") == header[0].count("|") for row in rows), proc.stdout

@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("explain",),
     ("sim", "profiles", "trial", "demo"),
     ("queues", "records"),
-    ("sources", "live", "webhook", "store", "web", "cli"),
+    ("sources", "live", "webhook", "store", "executors", "web", "cli"),
 )
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
 EDGES = frozenset(LAYERS[-1])

@@ -31,7 +31,7 @@ PINNED: dict[type[StrEnum], list[str]] = {
         "NearMiss", "DevicesInUse", "ConstraintsUnsatisfiable", "ClaimNotAvailableOnNode",
         "AllocationTimeout", "AllocationError", "Fits", "PrepareFailed", "DriverNotRegistered",
         "NotReservedForPod", "BindingConditionsPending", "BindingFailed", "Running", "Allocated",
-        "FitsWithoutConstraint",
+        "PrepareClaimMissing", "PrepareDeadlineExceeded", "PrepareDriverError", "FitsWithoutConstraint",
     ],
 }  # fmt: skip
 

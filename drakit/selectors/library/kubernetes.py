@@ -16,7 +16,15 @@ from drakit.selectors.decls import Env
 from drakit.selectors.library import fn
 from drakit.selectors.library.standard import compile_re2
 from drakit.selectors.types import EvalError, Uint
-from drakit.selectors.values import QuantityResult, Semver, check_int, compare, equal, go_type_name
+from drakit.selectors.values import (
+    NO_SUCH_OVERLOAD,
+    QuantityResult,
+    Semver,
+    check_int,
+    compare,
+    equal,
+    go_type_name,
+)
 from drakit.semver import SemverError
 
 #: Upstream ResourceSliceMaxAttributeValuesPerDevice: includes() looks at this many list items.
@@ -124,44 +132,84 @@ def declare_semver(env: Env) -> None:
 # lists
 
 
+# cel-go's traits.Comparer and traits.Adder: the runtime types the library's loops accept.
+_COMPARERS = (bool, int, Uint, float, str, bytes, T.Duration, T.Timestamp)
+
+
+def _ordered(a: Any, b: Any) -> int | None:
+    """``a.Compare(b)`` as the library reads it: an error (NaN, mixed types) is no order."""
+    try:
+        return compare(a, b)
+    except EvalError:
+        return None
+
+
+def _comparable(lst: list[Any]) -> None:
+    # a list of the declared element type reaches the call whenever its first element has
+    # that type (cel-go's runtime overload guard looks no further)
+    for x in lst:
+        if type(x) not in _COMPARERS:
+            raise EvalError(NO_SUCH_OVERLOAD)
+
+
 def _is_sorted(lst: list[Any]) -> bool:
-    return all(compare(lst[i], lst[i + 1]) <= 0 for i in range(len(lst) - 1))
+    """Kubernetes' isSorted: false at the first pair in decreasing order; pairs that do not
+    compare (NaN, mixed types) do not count, a non-comparable element is an error."""
+    if lst and type(lst[0]) not in _COMPARERS:
+        raise EvalError(NO_SUCH_OVERLOAD)
+    for i in range(1, len(lst)):
+        if type(lst[i]) not in _COMPARERS:
+            raise EvalError(NO_SUCH_OVERLOAD)
+        if _ordered(lst[i - 1], lst[i]) == 1:
+            return False
+    return True
+
+
+def _add(acc: Any, x: Any) -> Any:
+    """``acc.Add(x)`` for the sums' accumulators (int, uint, double, duration)."""
+    ta = type(acc)
+    if ta is not type(x):
+        raise EvalError(NO_SUCH_OVERLOAD)
+    if ta is int:
+        return check_int(acc + x)
+    if ta is Uint:
+        total = Uint(acc + x)
+        if total > T.UINT64_MAX:
+            raise EvalError("unsigned integer overflow")
+        return total
+    if ta is T.Duration:
+        return T.Duration(check_int(acc.nanos + x.nanos))
+    if ta is float:
+        return acc + x
+    raise EvalError(NO_SUCH_OVERLOAD)
 
 
 def _sum(lst: list[Any], zero: Any) -> Any:
     acc = zero
     for x in lst:
-        if type(acc) is int and type(x) is int:
-            acc = check_int(acc + x)
-        elif type(acc) is Uint:
-            acc = Uint(acc + x)
-            if acc > T.UINT64_MAX:
-                raise EvalError("unsigned integer overflow")
-        elif isinstance(acc, T.Duration):
-            acc = T.Duration(acc.nanos + x.nanos)
-        else:
-            acc = acc + x
+        acc = _add(acc, x)
     return acc
 
 
-def _min(lst: list[Any]) -> Any:
+def _extreme(lst: list[Any], name: str, prefer: int) -> Any:
+    """min()/max(): the running result is replaced when it compares as ``prefer`` with the
+    next element; comparisons that fail (NaN, mixed types) keep it."""
+    _comparable(lst)
     if not lst:
-        raise EvalError("min called on empty list")
+        raise EvalError(f"{name} called on empty list")
     best = lst[0]
     for x in lst[1:]:
-        if compare(x, best) < 0:
+        if _ordered(best, x) == prefer:
             best = x
     return best
+
+
+def _min(lst: list[Any]) -> Any:
+    return _extreme(lst, "min", 1)
 
 
 def _max(lst: list[Any]) -> Any:
-    if not lst:
-        raise EvalError("max called on empty list")
-    best = lst[0]
-    for x in lst[1:]:
-        if compare(x, best) > 0:
-            best = x
-    return best
+    return _extreme(lst, "max", -1)
 
 
 def _index_of(lst: list[Any], x: Any) -> int:

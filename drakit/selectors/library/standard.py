@@ -31,7 +31,16 @@ from drakit.selectors.types import (
     TypeValue,
     Uint,
 )
-from drakit.selectors.values import check_int, check_uint, compare, equal, in_list, map_lookup, type_name
+from drakit.selectors.values import (
+    check_int,
+    check_uint,
+    compare,
+    equal,
+    format_double,
+    in_list,
+    map_lookup,
+    type_name,
+)
 
 A = T.param("A")
 B = T.param("B")
@@ -166,30 +175,6 @@ def _neg_int(a: int) -> int:
 
 # ---------------------------------------------------------------------------------------------
 # conversions
-
-
-def format_double(d: float) -> str:
-    """Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double) uses."""
-    if math.isnan(d):
-        return "NaN"
-    if math.isinf(d):
-        return "+Inf" if d > 0 else "-Inf"
-    if d == 0:
-        return "-0" if math.copysign(1.0, d) < 0 else "0"
-    sign, digits, exp = Decimal(repr(d)).as_tuple()
-    ds = "".join(map(str, digits)).rstrip("0") or "0"
-    assert isinstance(exp, int)
-    dp = len(digits) + exp  # position of the decimal point
-    x = dp - 1
-    neg = "-" if sign else ""
-    if x < -4 or x >= 6:
-        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-        return f"{neg}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
-    if dp <= 0:
-        return f"{neg}0.{'0' * -dp}{ds}"
-    if dp >= len(ds):
-        return f"{neg}{ds}{'0' * (dp - len(ds))}"
-    return f"{neg}{ds[:dp]}.{ds[dp:]}"
 
 
 def _double_to_int(d: float) -> int:
@@ -344,7 +329,9 @@ def parse_timestamp(s: str) -> Timestamp:
     tz = m.group(8)
     offset = 0
     if tz != "Z":
-        if int(tz[1:3]) > 23 or int(tz[4:6]) > 59:
+        # Go's time.Parse range test is > rather than >= ("some people do write offsets
+        # of 24 hours or 60 minutes")
+        if int(tz[1:3]) > 24 or int(tz[4:6]) > 60:
             raise EvalError(_NOT_A_TIMESTAMP)
         sign = 1 if tz[0] == "+" else -1
         offset = sign * (int(tz[1:3]) * 3600 + int(tz[4:6]) * 60)

@@ -360,6 +360,27 @@ def _scenarios() -> dict[str, list[Obj]]:
               "Failed to prepare dynamic resources: prepare dynamic resources: pod train (uid-train) is not "
               "allowed to use ResourceClaim train-gpus (uid-claim)"),
     ]
+    s["prepare-deadline-exceeded"] = [
+        *cluster(), template("train-gpus", one), copy.deepcopy(bound_claim), copy.deepcopy(bound_pod),
+        event("FailedPrepareDynamicResources",
+              "Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources: rpc error: "
+              "code = DeadlineExceeded desc = context deadline exceeded"),
+    ]
+    s["prepare-driver-error"] = [
+        *cluster(), template("train-gpus", one), copy.deepcopy(bound_claim), copy.deepcopy(bound_pod),
+        event("FailedPrepareDynamicResources",
+              "Failed to prepare dynamic resources: prepare dynamic resources: NodePrepareResources failed for "
+              "ResourceClaim train-gpus: error preparing devices for claim ml/train-gpus:uid-claim: prepare devices "
+              "failed: unable to create CDI spec file for claim: failed to get CDI device specs: nvml error: "
+              "Unknown Error"),
+    ]
+    # The claim was deleted after the scheduler allocated it and bound the pod.
+    s["prepare-claim-missing"] = [
+        *cluster(), template("train-gpus", one), copy.deepcopy(bound_pod),
+        event("FailedPrepareDynamicResources",
+              "Failed to prepare dynamic resources: prepare dynamic resources: fetch ResourceClaim train-gpus: "
+              'resourceclaims.resource.k8s.io "train-gpus" not found'),
+    ]
     binding = copy.deepcopy(bound_claim)
     binding["status"]["allocation"]["devices"]["results"][0]["bindingConditions"] = ["FabricAttached"]
     binding["status"]["allocation"]["devices"]["results"][0]["bindingFailureConditions"] = ["FabricFailed"]

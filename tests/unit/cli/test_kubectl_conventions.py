@@ -51,6 +51,7 @@ def manifests(tmp_path: Path) -> str:
 VERBS = [
     ["validate"], ["lint"], ["match"], ["simulate"], ["trial"], ["cel", "eval"], ["cel", "check"],
     ["profile", "compile"], ["profile", "apply-to"], ["profile", "eligible"], ["explain"], ["allocate"], ["version"],
+    ["describe"], ["get"],
 ]
 TYPE_TAG = re.compile(r"\bTEXT\b|\bINTEGER\b|\bPATH\b|<[a-z]|\{[A-Za-z]")
 
@@ -79,10 +80,13 @@ NEEDS = {
     "explain": ["explain", "-f", "x.yaml", "pod/x"],
     "allocate": ["allocate", "-f", "x.yaml"],
     "version": ["version"],
+    "describe": ["describe", "pod/x", "-f", "x.yaml"],
+    "get devices": ["get", "devices", "-f", "x.yaml"],
 }
 REFUSED = {
     "validate": "wide", "lint": "name", "simulate": "wide", "trial": "name", "cel eval": "wide",
     "cel check": "name", "profile compile": "text", "profile eligible": "wide",
+    "describe": "wide",
 }
 
 

@@ -104,8 +104,10 @@ def test_pod_held_in_prebind_waits_for_binding_conditions(tmp_path: Path) -> Non
     ("message", "want_owner", "want_fix"),
     [
         pytest.param(
-            "PodResourceClaim gpus: admin access to devices requires the `resource.kubernetes.io/admin-access: true` "
-            "label on the containing namespace",
+            # v1.37.2's words: the API server's refusal inside the controller's "create ResourceClaim %s"
+            'PodResourceClaim gpus: create ResourceClaim : ResourceClaim.resource.k8s.io "train-gpus-x7k2p" is '
+            "invalid: spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the "
+            "`resource.kubernetes.io/admin-access: true` label on the containing namespace",
             "platform", "label namespace ml", id="namespace-label",
         ),
         pytest.param(

@@ -157,7 +157,7 @@ def test_v1beta1_converts_as_the_api_server_does(tmp_path: Path) -> None:
     assert isinstance(first.exactly, ExactDeviceRequest) and first.exactly.count == 2
     assert alt.exactly is None and alt.first_available[0].name == "a"
     device = bundle.slices[0].spec.devices[0]
-    assert device.attributes["model"].string_value == "a" and str(device.capacity["memory"].value) == "1Gi"
+    assert device.attributes["model"] == {"string": "a"} and str(device.capacity["memory"].value) == "1Gi"
     assert bundle.slices[0].spec.all_nodes is None
     assert bundle.claims[1].metadata.name == "c2"
     assert "converted 1 resource.k8s.io/v1beta1 ResourceClaim object(s) to resource.k8s.io/v1" in bundle.notes

@@ -9,14 +9,20 @@ import yaml
 
 from drakit.errors import InvalidInput
 from drakit.profiles import compile_profile, drivers_for, parse_profiles
-from drakit.profiles.apply import apply_fragment
+from drakit.profiles.apply import PolyaxonPatch, apply_fragment
 from drakit.profiles.compile import PodFragment
 from drakit.profiles.loader import example_texts
+from drakit.profiles.polyaxon import pod_settings
 
 
 def _fragment(name: str = "training-48g") -> PodFragment:
     rp = parse_profiles([], example_texts(), select=[name]).get(name)
     return compile_profile(rp, drivers_for(rp)[0]).fragment
+
+
+def _label_mode(name: str = "training-48g") -> PolyaxonPatch:
+    rp = parse_profiles([], example_texts(), select=[name]).get(name)
+    return PolyaxonPatch(pod_settings(compile_profile(rp, drivers_for(rp)[0]), "label"))
 
 
 JOB = """# a training job
@@ -118,7 +124,7 @@ def _only_insertions(before: str, after: str) -> list[str]:
     ],
 )
 def test_untouched_bytes_are_identical(text: str, containers: tuple[str, ...], want_changed: list[str]) -> None:
-    result = apply_fragment(text, _fragment(), containers=containers)
+    result = apply_fragment(text, _fragment(), containers=containers, polyaxon=_label_mode())
     assert result.changed == want_changed
     added = _only_insertions(text, result.text)
     assert added, "nothing was inserted"
@@ -154,14 +160,15 @@ def test_empty_and_flow_nodes_are_filled_in_place() -> None:
     assert changed == [["  labels: {app: p}"]]
 
 
-def test_polyaxon_operation_pod_settings_go_to_environment() -> None:
-    op = yaml.safe_load(apply_fragment(POLYAXON, _fragment()).text)
+def test_polyaxon_operation_gets_labels_not_claims() -> None:
+    op = yaml.safe_load(apply_fragment(POLYAXON, _fragment(), polyaxon=_label_mode()).text)
     env = op["runPatch"]["environment"]
     assert env["nodeSelector"] == {"pool": "gpu"}
-    assert env["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "training-48g"}]
+    assert "resourceClaims" not in env and "claims" not in op["runPatch"]["container"]["resources"]
+    assert env["labels"] == {"drakit.dev/profile": "training-48g", "kueue.x-k8s.io/queue-name": "training"}
+    assert env["annotations"]["drakit.dev/profile-digest"].startswith("sha256:")
     assert env["priorityClassName"] == "training"
-    assert op["runPatch"]["container"]["resources"]["claims"] == [{"name": "gpus"}]
-    assert op["queue"] == "training"
+    assert "queue" not in op  # the Kueue queue is a label; Polyaxon's queue is an agent queue
 
 
 def test_applying_twice_changes_nothing_more() -> None:

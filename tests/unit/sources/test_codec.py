@@ -95,11 +95,40 @@ def test_alias_ratio_scales_like_go_yaml() -> None:
     pytest.param('{"a": 1, "a": 2}', 'key "a" already set in map', id="duplicate"),
     pytest.param('{"a": {"b": NaN}}', "x.json[0]: a.b: json: unsupported value: NaN", id="nan"),
     pytest.param('{"a": 1e400}', "a: json: unsupported value: 1e400", id="overflow"),
-    pytest.param("[" * 2000 + "]" * 2000, f"nesting is deeper than {MAX_DEPTH} levels", id="deep"),
+    pytest.param("[" * 2000 + "]" * 2000, f"x.json[0]: line 1: nesting is deeper than {MAX_DEPTH} levels", id="deep"),
+    pytest.param("[\n" * 101 + "]" * 101, f"line 101: nesting is deeper than {MAX_DEPTH} levels", id="deep-by-one"),
+    pytest.param('{"a":' * 150 + "1" + "}" * 150, "nesting is deeper", id="deep-objects"),
+    pytest.param("[" * 100_000, f"nesting is deeper than {MAX_DEPTH} levels", id="deep-unclosed"),
+    pytest.param('{"a" : 1, "a" : 2}', 'key "a" already set in map', id="duplicate-spaced-colon"),
+    pytest.param(r'{"a\\": 1, "a\\": 2}', "already set in map", id="duplicate-escaped-backslash"),
+    pytest.param(r'{"a": "\":", "a": 2}', "already set in map", id="duplicate-escaped-quote-colon"),
     pytest.param('{"a": ', "x.json: error parsing JSON at line 1, column 7", id="syntax"),
 ])
 def test_json_refusals(text: str, want: str) -> None:
     assert want in _problem(text, "x.json")
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("[" * MAX_DEPTH + "]" * MAX_DEPTH, id="at-the-limit"),
+    pytest.param("[" * 60 + '"]]]]]]]]", "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["' + "]" * 60, id="brackets-in-strings"),
+    pytest.param(r'[{"a\\": "[[[[\"[[["}]', id="escapes-in-strings"),
+])
+def test_json_depth_counts_structure_only(text: str) -> None:
+    docs, problems = parse_text("x.json", text)
+    assert problems == [] and len(docs) == 1 and docs[0].data == json.loads(text)
+
+
+@given(st.lists(st.booleans(), min_size=1, max_size=3 * MAX_DEPTH), st.booleans())
+@settings(max_examples=80, derandomize=True, deadline=None)
+def test_json_depth_is_exact(levels: list[bool], leaf: bool) -> None:
+    """The pre-scan's answer equals the real nesting, however the levels mix arrays and objects
+    (a pass may drop one level or two)."""
+    depth = len(levels)
+    text = "".join('{"k":' if obj else "[" for obj in levels) + ("[]" if leaf else "1")
+    text += "".join("}" if obj else "]" for obj in reversed(levels))
+    depth += leaf
+    _, problems = parse_text("x.json", text)
+    assert bool(problems) == (depth > MAX_DEPTH), (depth, problems)
 
 
 def test_big_integers_are_flagged_for_typing() -> None:

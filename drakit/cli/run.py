@@ -1,0 +1,217 @@
+"""``drakit run``, ``record-env``, ``log-metric`` and ``discover``: runs recorded from submission to result.
+
+``run`` places a command's devices by its profile (drakit's allocator over this machine's NVML
+slice, or a declared inventory), admits it through its queue, launches it with the devices
+exposed by UUID and records every step in the store.  ``record-env`` and ``log-metric`` run
+inside the launched command; ``discover`` prints the ResourceSlice the NVIDIA driver would
+publish for this machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
+from drakit.cli.options import FeatureGates, Format, KubernetesVersion, features, output_option
+from drakit.cli.store import StoreOption
+from drakit.errors import DrakitError, InvalidArgument
+from drakit.features import NEWEST_VERSION, Features
+from drakit.inventory.snapshot import ClusterSnapshot
+
+EXECUTORS = ("local", "sim", "kubernetes")
+
+
+def open_records(url: str | None) -> Any:
+    """The record store at ``url`` (one line of why when the store extra is missing)."""
+    try:
+        from drakit.store.repo import open_store
+    except ImportError as e:
+        raise DrakitError(f"the store needs SQLAlchemy and Alembic ({e.name} is missing); install drakit[store]") from None
+    return open_store(url)
+
+
+def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
+    """This machine's slice from NVML, or from a recording (``--replay``)."""
+    from drakit.drivers.nvml import NvmlError, resource_slice
+    from drakit.executors.nvmlread import read_snapshot
+    from drakit.executors.nvmlreplay import ReplayNvml
+
+    if replay:
+        try:
+            lib = ReplayNvml(json.loads(Path(replay).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as e:
+            raise InvalidArgument(f"{replay}: not an NVML recording ({e})") from None
+        snapshot = read_snapshot(lib, lib.readlink)
+    else:
+        snapshot = read_snapshot()
+    try:
+        return resource_slice(snapshot, node)
+    except NvmlError as e:
+        raise DrakitError(f"NVML answered what the NVIDIA driver would refuse: {e}") from None
+
+
+def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: str,
+                    replay: str | None = None) -> ClusterSnapshot:
+    """``-f`` manifests, the embedded demo cluster, or this machine's NVML slice (in that order)."""
+    if files:
+        from drakit.cli.door import open_snapshot
+
+        return open_snapshot(files, feats)
+    if demo:
+        from drakit.demo import cluster_objects
+
+        return ClusterSnapshot.from_objects(cluster_objects())
+    from drakit.inventory.templates import nvidia_device_class
+
+    objects = [nvml_slice(node, replay), nvidia_device_class(), nvidia_device_class("mig.nvidia.com", "mig")]
+    return ClusterSnapshot.from_objects(objects)
+
+
+def _summary(record: Any) -> None:
+    from drakit.records.render import run_line
+
+    run = record.run
+    typer.echo(f"run {run.id}: {run.state.value}" + (f" ({run.reason_code}: {run.message})" if run.message else ""))
+    for d in record.devices:
+        typer.echo(f"  {d.request:<8} {d.pool}/{d.device:<24} {d.product:<26} {d.uuid}")
+    typer.echo("  " + run_line(record))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run", context_settings={"allow_interspersed_args": False})
+    def run(
+        command: Annotated[list[str], typer.Argument(metavar="-- COMMAND...", help="What to run.")],
+        profile: Annotated[str, typer.Option("--profile", "-p", help="Profile (file or bundled name) the run's devices follow.")],
+        queue: Annotated[str, typer.Option("--queue", help="Queue to be admitted through (none: admitted at once).")] = "",
+        queue_limit: Annotated[int, typer.Option("--queue-limit", min=1, help="Concurrent runs the queue admits.")] = 8,
+        executor: Annotated[str, typer.Option("--executor", help="local (this machine), sim (placement only) or kubernetes.")] = "local",
+        image: Annotated[str, typer.Option("--image", help="Container image (recorded; the local executor runs on the host).")] = "",
+        files: Annotated[list[str] | None, typer.Option("-f", "--filename", metavar="FILE", help="A declared inventory instead of NVML; repeatable.")] = None,
+        demo: Annotated[bool, typer.Option("--demo", help="Use the embedded demo cluster as the declared inventory.")] = False,
+        product: Annotated[str | None, typer.Option("--product", help="Only devices of this product.")] = None,
+        run_id: Annotated[str | None, typer.Option("--run-id", help="ID to record the run under (default: a new one).")] = None,
+        namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
+        store: StoreOption = None,
+        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        feature_gates: FeatureGates = None,
+        output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
+    ) -> None:
+        """Run COMMAND on devices chosen by a profile and record it: claim, devices, environment, results.
+
+        Exit status: the command's own when it ran; 3 when it could not be placed or admitted.
+        """
+        from drakit.executors.base import RunRequest, execute
+        from drakit.executors.ledger import MemoryQueueLedger
+        from drakit.executors.local import LocalLauncher, SimLauncher
+        from drakit.executors.placement import DeviceBook
+        from drakit.records.render import record_json
+        from drakit.records.run import RunState
+        from drakit.sources import load_profile_files
+
+        if executor not in EXECUTORS:
+            raise InvalidArgument(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
+        if executor == "kubernetes":
+            raise InvalidArgument("--executor kubernetes is not available yet; use local or sim")
+        if not command:
+            raise InvalidArgument("nothing to run: give the command after --")
+        feats = features(kubernetes_version, feature_gates)
+        profiles = load_profile_files([profile])
+        chosen = profiles.get(profiles.given[0]) if profiles.given else profiles.get(profile)
+        inventory = local_inventory(files, demo or (executor == "sim" and not files), feats, socket.gethostname())
+        records = open_records(store)
+        ledger = MemoryQueueLedger({queue: {"workloads": queue_limit}}) if queue else None
+        request = RunRequest(run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", profile=chosen, command=tuple(command),
+                             queue=queue, namespace=namespace, image=image, product=product,
+                             env={"DRAKIT_STORE": str(records.engine.url.render_as_string(hide_password=False))})
+        launcher = SimLauncher() if executor == "sim" else LocalLauncher()
+        record = execute(records, DeviceBook(inventory, feats), launcher, request, executor=executor, ledger=ledger)
+        if output != Format.text:
+            emit(record_json(record), output)
+        else:
+            _summary(record)
+        if record.run.state is not RunState.FINISHED:
+            raise typer.Exit(EXIT_UNSATISFIABLE)
+        status = record.result.exit_status if record.result else None
+        raise typer.Exit(EXIT_OK if status is None else max(0, min(status, 255)))
+
+    @app.command("record-env")
+    def record_env(
+        run_id: Annotated[str | None, typer.Option("--run", envvar="DRAKIT_RUN_ID", help="Run to record into.")] = None,
+        store: StoreOption = None,
+        output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
+    ) -> None:
+        """Record Python, frameworks and NVML's view inside a run; cross-check its GPUs with the claim's.
+
+        Exit status 1 when the GPUs visible here are not the claim's devices (the record says so too).
+        """
+        from drakit.executors.environment import collect
+        from drakit.executors.nvmlread import NvmlUnavailable, read_snapshot
+
+        try:
+            snapshot = read_snapshot()
+        except NvmlUnavailable:
+            snapshot = None
+        env, check = collect(os.environ, snapshot)
+        if run_id:
+            open_records(store).record_env(run_id, env)
+        doc = {"run": run_id, "python": env.python, "frameworks": dict(env.frameworks),
+               "nvml": [dict(g) for g in env.nvml], "crossCheck": {"status": check.status, "message": check.message,
+                                                                    "expected": list(check.expected), "seen": list(check.seen)}}
+        if output != Format.text:
+            emit(doc, output)
+        else:
+            typer.echo(f"{env.python}; " + ", ".join(f"{k} {v}" for k, v in env.frameworks.items() if not k.startswith(("drakit.", "env."))))
+            for g in env.nvml:
+                typer.echo(f"  NVML {g.get('uuid')} {g.get('name')}")
+            typer.echo(f"cross-check: {check.status}: {check.message}", err=check.status == "mismatch")
+        if check.status == "mismatch":
+            raise typer.Exit(EXIT_INVALID)
+
+    @app.command("log-metric")
+    def log_metric(
+        name: Annotated[str, typer.Argument(help="Metric name.")],
+        value: Annotated[float, typer.Argument(help="A finite number.")],
+        step: Annotated[int | None, typer.Option("--step", min=0, help="Step of a series point.")] = None,
+        correctness: Annotated[bool, typer.Option("--correctness", help="A correctness metric (one value per run).")] = False,
+        ready: Annotated[bool, typer.Option("--ready", help="Also mark the end of startup.")] = False,
+    ) -> None:
+        """Append a metric to the run's channel ($DRAKIT_METRICS); a series point unless --correctness."""
+        from drakit.executors import metrics
+
+        path = os.environ.get(metrics.ENV_VAR)
+        if not path:
+            raise InvalidArgument(f"${metrics.ENV_VAR} is not set: log-metric runs inside `drakit run`")
+        if value != value or value in (float("inf"), float("-inf")):
+            raise InvalidArgument(f"{name}: {value} is not a finite number")
+        if ready:
+            metrics.ready(path)
+        item: dict[str, Any] = {"correctness": name, "value": value} if correctness else \
+            {"metric": name, "step": step or 0, "value": value}
+        try:
+            metrics.append(path, item)
+        except (OSError, ValueError) as e:
+            raise DrakitError(f"{path}: {e}") from None
+
+    @app.command("discover")
+    def discover(
+        node: Annotated[str | None, typer.Option("--node", help="Node (and pool) name; default: this host's name.")] = None,
+        record: Annotated[str | None, typer.Option("--record", metavar="FILE", help="Also write NVML's answers to FILE (a recording).")] = None,
+        replay: Annotated[str | None, typer.Option("--replay", metavar="FILE", help="Read a recording instead of NVML.")] = None,
+        output: Annotated[str, output_option(Format.yaml, Format.json)] = Format.yaml,
+    ) -> None:
+        """Print the ResourceSlice the NVIDIA DRA driver would publish for this machine's GPUs (via NVML)."""
+        if record:
+            from drakit.executors.nvmlread import load_nvml, sysfs_readlink
+            from drakit.executors.nvmlreplay import record as take
+
+            Path(record).write_text(json.dumps(take(load_nvml(), sysfs_readlink), indent=1) + "\n", encoding="utf-8")
+            replay = replay or record
+        emit(nvml_slice(node or socket.gethostname(), replay), output)
+

@@ -1,0 +1,203 @@
+"""Plain Kueue objects → the engine's values, so an existing Kueue setup can be simulated and explained.
+
+Reads ``kueue.x-k8s.io/v1beta2`` ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass and
+Workload, a ``config.kueue.x-k8s.io/v1beta2`` Configuration (its ``deviceClassMappings``), and
+``batch/v1`` Jobs with the ResourceClaimTemplates their pod templates name — counted as Kueue's
+``pkg/dra`` counts them: ExactCount requests only; a plain ResourceClaim, ``firstAvailable``,
+``allocationMode: All`` or admin access make the pod set inadmissible with Kueue's words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from drakit.errors import InvalidArgument
+from drakit.quantity import Quantity, QuantityError
+from drakit.queues.admission import (
+    ClusterQueue,
+    Cohort,
+    DeviceClassMapping,
+    DeviceRequest,
+    PodSet,
+    Setup,
+    Workload,
+)
+from drakit.queues.quota import FlavorResource, ResourceQuota
+
+__all__ = [
+    "PRIORITY_LABEL",
+    "QUEUE_LABEL",
+    "pod_set_of",
+    "setup_from_objects",
+    "workload_from_job",
+    "workload_from_object",
+]
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+NAMESPACE_LABEL = "kubernetes.io/metadata.name"
+
+
+def _amount(resource: str, value: Any, where: str) -> int:
+    try:
+        q = Quantity.parse(str(value))
+    except QuantityError as e:
+        raise InvalidArgument(f"{where}: {value!r} is not a quantity: {e}") from None
+    # Kueue keeps cpu in millicores and everything else as the integer value (rounded up).
+    return q.milli_value() if resource == "cpu" else q.value()
+
+
+def _namespaces(selector: Any, cq: str) -> frozenset[str] | None:
+    if selector is None:
+        return frozenset()  # Kueue: a null selector selects no namespace
+    if selector == {}:
+        return None
+    labels = selector.get("matchLabels") or {}
+    exprs = selector.get("matchExpressions") or []
+    names: set[str] | None = None
+    if set(labels) - {NAMESPACE_LABEL}:
+        raise InvalidArgument(f"ClusterQueue {cq}: spec.namespaceSelector: only {NAMESPACE_LABEL} is modelled")
+    if NAMESPACE_LABEL in labels:
+        names = {labels[NAMESPACE_LABEL]}
+    for e in exprs:
+        if e.get("key") != NAMESPACE_LABEL or e.get("operator") != "In":
+            raise InvalidArgument(f"ClusterQueue {cq}: spec.namespaceSelector.matchExpressions: only "
+                                  f"{NAMESPACE_LABEL} In [...] is modelled")
+        vals = set(e.get("values") or [])
+        names = vals if names is None else names & vals
+    return frozenset(names or ())
+
+
+def _groups(spec: Mapping[str, Any], where: str) -> tuple[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...],
+                                                         dict[FlavorResource, ResourceQuota]]:
+    groups = []
+    quotas: dict[FlavorResource, ResourceQuota] = {}
+    for g in spec.get("resourceGroups") or []:
+        flavors = tuple(f["name"] for f in g.get("flavors") or [])
+        groups.append((tuple(g.get("coveredResources") or []), flavors))
+        for f in g.get("flavors") or []:
+            for r in f.get("resources") or []:
+                name = r["name"]
+
+                amounts = [None if r.get(k) is None else _amount(name, r[k], f"{where}: {k} of {name}")
+                           for k in ("nominalQuota", "borrowingLimit", "lendingLimit")]
+                quotas[(f["name"], name)] = ResourceQuota(amounts[0] or 0, amounts[1], amounts[2])
+    return tuple(groups), quotas
+
+
+def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequence[str] = (),
+                       max_running: Mapping[str, int] | None = None) -> Setup:
+    """The engine's Setup from Kueue objects (other kinds are ignored)."""
+    cqs: list[ClusterQueue] = []
+    cohorts: list[Cohort] = []
+    local: dict[tuple[str, str], str] = {}
+    mappings: list[DeviceClassMapping] = []
+    priorities: dict[str, int] = {}
+    for o in objects:
+        kind, meta, spec = o.get("kind"), o.get("metadata") or {}, o.get("spec") or {}
+        if kind == "ClusterQueue":
+            name = meta["name"]
+            groups, quotas = _groups(spec, f"ClusterQueue {name}")
+            preemption = {k: v for k, v in (spec.get("preemption") or {}).items() if isinstance(v, str)}
+            if (spec.get("preemption") or {}).get("borrowWithinCohort"):
+                preemption["borrowWithinCohort"] = spec["preemption"]["borrowWithinCohort"].get("policy", "Never")
+            cqs.append(ClusterQueue(name, groups, quotas, spec.get("cohortName") or None,
+                                    spec.get("queueingStrategy") or "BestEffortFIFO",
+                                    _namespaces(spec.get("namespaceSelector"), name),
+                                    (max_running or {}).get(name), preemption))
+        elif kind == "Cohort":
+            _, quotas = _groups(spec, f"Cohort {meta['name']}")
+            cohorts.append(Cohort(meta["name"], spec.get("parentName") or None, quotas))
+        elif kind == "LocalQueue":
+            local[(meta.get("namespace") or "default", meta["name"])] = spec["clusterQueue"]
+        elif kind == "WorkloadPriorityClass":
+            priorities[meta["name"]] = int(o.get("value", 0))
+        elif kind == "Configuration":
+            for m in (o.get("resources") or {}).get("deviceClassMappings") or []:
+                counters = [s["counter"]["name"] for s in m.get("sources") or [] if s.get("counter")]
+                mappings.append(DeviceClassMapping(m["name"], tuple(m.get("deviceClassNames") or []),
+                                                   counters[0] if counters else None))
+    del namespaces  # LocalQueues are explicit in Kueue; kept for symmetry with setup_of
+    return Setup(tuple(cqs), local, tuple(cohorts), tuple(mappings), priorities)
+
+
+def _pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for c in pod_spec.get("containers") or []:
+        for r, v in ((c.get("resources") or {}).get("requests") or {}).items():
+            total[r] = total.get(r, 0) + _amount(r, v, f"container {c.get('name')}")
+    for c in pod_spec.get("initContainers") or []:
+        for r, v in ((c.get("resources") or {}).get("requests") or {}).items():
+            total[r] = max(total.get(r, 0), _amount(r, v, f"init container {c.get('name')}"))
+    for r, v in (pod_spec.get("overhead") or {}).items():
+        total[r] = total.get(r, 0) + _amount(r, v, "overhead")
+    return total
+
+
+def pod_set_of(name: str, count: int, pod_spec: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]],
+               charges: Mapping[tuple[str, str], Mapping[str, int]] | None = None) -> PodSet:
+    """A pod set as Kueue counts it; ``templates``: ResourceClaimTemplate name → object (same namespace)."""
+    devices: list[DeviceRequest] = []
+    problem = ""
+    for prc in pod_spec.get("resourceClaims") or []:
+        if prc.get("resourceClaimName"):
+            problem = "DRA resource claims not supported"
+            break
+        tname = prc.get("resourceClaimTemplateName")
+        tmpl = templates.get(tname or "")
+        if tmpl is None:
+            problem = f"resourceclaimtemplate {tname} not found"
+            break
+        for req in (((tmpl.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests") or []:
+            if req.get("firstAvailable"):
+                problem = "FirstAvailable device selection is not supported"
+                break
+            exactly = req.get("exactly") or {}
+            if exactly.get("adminAccess"):
+                problem = "AdminAccess is not supported"
+                break
+            if exactly.get("allocationMode", "ExactCount") != "ExactCount":
+                problem = "AllocationMode 'All' is not supported"
+                break
+            dc = exactly.get("deviceClassName", "")
+            devices.append(DeviceRequest(dc, int(exactly.get("count", 1)), dict((charges or {}).get((tname or "", req.get("name", "")), {}))))
+        if problem:
+            break
+    return PodSet(name, count, _pod_requests(pod_spec), tuple(devices), problem)
+
+
+def _created(meta: Mapping[str, Any], default: float) -> float:
+    ts = meta.get("creationTimestamp")
+    if not ts:
+        return default
+    return datetime.fromisoformat(str(ts).replace("Z", "+00:00")).timestamp()
+
+
+def workload_from_object(obj: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]],
+                         priorities: Mapping[str, int] | None = None) -> Workload:
+    """A ``kueue.x-k8s.io`` Workload (its pod sets, queue, priority and creation time)."""
+    meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
+    pod_sets = tuple(pod_set_of(ps.get("name", "main"), int(ps.get("count", 1)), (ps.get("template") or {}).get("spec") or {},
+                                templates) for ps in spec.get("podSets") or [])
+    priority = spec.get("priority")
+    if priority is None:
+        priority = (priorities or {}).get(((spec.get("priorityClassRef") or {}).get("name")) or "", 0)
+    return Workload(meta["name"], meta.get("namespace") or "default", spec.get("queueName", ""), pod_sets,
+                    int(priority), _created(meta, 0.0))
+
+
+def workload_from_job(job: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]],
+                      priorities: Mapping[str, int] | None = None, created: float | None = None) -> Workload:
+    """The Workload Kueue creates for a ``batch/v1`` Job: one pod set ``main`` of ``parallelism`` pods."""
+    meta, spec = job.get("metadata") or {}, job.get("spec") or {}
+    labels = meta.get("labels") or {}
+    count = int(spec.get("parallelism", 1))
+    completions = spec.get("completions")
+    if completions is not None:
+        count = min(count, int(completions))
+    pod = pod_set_of("main", count, ((spec.get("template") or {}).get("spec") or {}), templates)
+    priority = (priorities or {}).get(labels.get(PRIORITY_LABEL, ""), 0)
+    return Workload(meta["name"], meta.get("namespace") or "default", labels.get(QUEUE_LABEL, ""), (pod,), priority,
+                    _created(meta, 0.0) if created is None else created)

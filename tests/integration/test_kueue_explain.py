@@ -1,0 +1,200 @@
+"""Live queue explain against real Kueue: Workloads put into known states (admitted, waiting for
+quota behind another, parked Inadmissible by an unmapped DeviceClass), explained from their
+status, and recorded in ``fixtures/kueue_workloads.json`` for the unit tests
+(``DRAKIT_RECORD=1`` rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from drakit.queues.workload_status import LiveVerdict, explain_workload
+from tests.integration.kube import Cluster
+from tests.integration.kueue import KUEUE_API, KueueManager
+from tests.integration.kueue_scenario import (
+    DEVICE_CLASS_MAPPINGS,
+    QUEUE_NAME_LABEL,
+    RESOURCE,
+    cluster_objects,
+)
+
+pytestmark = pytest.mark.cluster
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "kueue_workloads.json"
+UNMAPPED = "gpu-unmapped"
+
+
+def _job(name: str, ns: str, template: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": ns, "labels": {QUEUE_NAME_LABEL: "lq"}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "pause", "resources": {"claims": [{"name": "g"}]}}],
+                    "resourceClaims": [{"name": "g", "resourceClaimTemplateName": template}],
+                }
+            }
+        },
+    }
+
+
+def _template(name: str, ns: str, device_class: str, count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {"name": "gpu", "exactly": {"deviceClassName": device_class, "count": count}}
+                    ]
+                }
+            }
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def live_states(cluster: Cluster, kueue: KueueManager) -> Iterator[dict[str, Any]]:
+    """A StrictFIFO ClusterQueue with 2 × gpu-48g: ``holder`` takes both, ``first`` and ``second``
+    wait behind it, ``unmapped`` asks for a DeviceClass no mapping names."""
+    suffix = uuid.uuid4().hex[:6]
+    ns, cq_name = f"kx-{suffix}", f"kx-{suffix}"
+    resource = RESOURCE["gpu-48g"]
+    cluster_scoped: list[dict[str, Any]] = [
+        {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": cq_name}},
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "ClusterQueue",
+            "metadata": {"name": cq_name},
+            "spec": {
+                "queueingStrategy": "StrictFIFO",
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
+                "resourceGroups": [
+                    {
+                        "coveredResources": [resource],
+                        "flavors": [
+                            {"name": cq_name, "resources": [{"name": resource, "nominalQuota": "2"}]}
+                        ],
+                    }
+                ],
+            },
+        },
+    ]
+    classes = [o for o in cluster_objects() if o["kind"] == "DeviceClass"]
+    classes.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": UNMAPPED},
+            "spec": {},
+        }
+    )
+    cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    made: list[dict[str, Any]] = []
+    for obj in [*classes, *cluster_scoped]:
+        if cluster.get(obj["apiVersion"], obj["kind"], obj["metadata"]["name"]) is None:
+            made.append(cluster.create(obj))
+    try:
+        cluster.create({"apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
+                        "spec": {"clusterQueue": cq_name}})  # fmt: skip
+        cluster.create(_template("two", ns, "gpu-48g", 2))
+        cluster.create(_template("one", ns, "gpu-48g", 1))
+        cluster.create(_template("odd", ns, UNMAPPED, 1))
+        jobs = {"holder": "two", "first": "one", "second": "one", "unmapped": "odd"}
+        for name, template in jobs.items():
+            cluster.create(_job(name, ns, template))
+            if name in ("holder", "first"):
+                time.sleep(1.1)  # distinct creation seconds: Kueue orders by them
+
+        def settled() -> dict[str, Any] | None:
+            wls = {
+                o["metadata"]["ownerReferences"][0]["name"]: o
+                for o in cluster.list_objects(KUEUE_API, "Workload", ns)
+            }
+            conds = {
+                j: {c["type"]: c for c in (w.get("status") or {}).get("conditions") or []}
+                for j, w in wls.items()
+            }
+            ready = (
+                set(wls) == set(jobs)
+                and conds["holder"].get("QuotaReserved", {}).get("status") == "True"
+                and conds["unmapped"].get("Requeued", {}).get("status") == "False"
+                and "QuotaReserved" in conds["first"]
+            )
+            return wls if ready else None
+
+        workloads = cluster.wait_for("Workloads in their states", settled, timeout=60)
+        time.sleep(2)  # let ClusterQueue status catch up with the admission
+        state = {
+            "workloads": [
+                cluster.get(KUEUE_API, "Workload", w["metadata"]["name"], ns) for w in workloads.values()
+            ],
+            "clusterQueues": [cluster.get(KUEUE_API, "ClusterQueue", cq_name)],
+            "localQueues": cluster.list_objects(KUEUE_API, "LocalQueue", ns),
+            "deviceClassMappings": list(DEVICE_CLASS_MAPPINGS),
+        }
+        yield state
+    finally:
+        with suppress(ApiException):
+            cluster.core.delete_namespace(ns)
+        for obj in reversed(made):
+            with suppress(ApiException):
+                cluster.delete(obj)
+
+
+def _explain(state: dict[str, Any], job: str, mappings: list[dict[str, Any]] | None = None) -> Any:
+    wl = next(w for w in state["workloads"] if w["metadata"]["ownerReferences"][0]["name"] == job)
+    return explain_workload(
+        wl,
+        cluster_queues=state["clusterQueues"],
+        local_queues=state["localQueues"],
+        workloads=state["workloads"],
+        device_class_mappings=state["deviceClassMappings"] if mappings is None else mappings,
+    )
+
+
+def test_live_explain_of_real_states(live_states: dict[str, Any]) -> None:
+    if os.environ.get("DRAKIT_RECORD") == "1" or not FIXTURE.exists():
+        FIXTURE.write_text(json.dumps(_scrub(live_states), indent=1, sort_keys=True) + "\n")
+    holder = _explain(live_states, "holder")
+    assert holder.verdict is LiveVerdict.ADMITTED and "2 × gpu-48g" in holder.summary, holder.text()
+    first = _explain(live_states, "first")
+    assert first.verdict is LiveVerdict.WAITING_FOR_QUOTA, first.text()
+    assert "quota 2 × gpu-48g, 2 used by jobs holder" in first.summary, first.text()
+    assert "insufficient" in first.kueue_message, first.text()
+    second = _explain(live_states, "second")
+    assert "1 ahead of you (StrictFIFO)" in second.summary, second.text()
+    unmapped = _explain(live_states, "unmapped")
+    assert unmapped.verdict is LiveVerdict.INADMISSIBLE and UNMAPPED in unmapped.kueue_message, (
+        unmapped.text()
+    )
+    # The same parked Workload once the class is mapped: the 13969 state, with its remedy.
+    fixed = [*live_states["deviceClassMappings"], {"name": "example.com/odd", "deviceClassNames": [UNMAPPED]}]
+    stuck = _explain(live_states, "unmapped", fixed)
+    assert stuck.verdict is LiveVerdict.STUCK_INADMISSIBLE and "13969" in stuck.text(), stuck.text()
+
+
+def _scrub(state: dict[str, Any]) -> dict[str, Any]:
+    """The recorded objects without fields that only add churn (managedFields, uids stay)."""
+
+    def clean(obj: dict[str, Any]) -> dict[str, Any]:
+        out = json.loads(json.dumps(obj))
+        (out.get("metadata") or {}).pop("managedFields", None)
+        return out
+
+    return {k: [clean(o) for o in v] if k != "deviceClassMappings" else v for k, v in state.items()}

@@ -1,0 +1,132 @@
+"""``drakit run``, ``record-env``, ``log-metric``, ``discover`` and ``runs``: end to end on a SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from drakit.cli.testing import run
+from drakit.drivers.nvml import GpuRecord, NvmlSnapshot
+from drakit.executors.environment import CROSS_CHECK, collect
+
+GOLDEN = Path(__file__).parents[2] / "golden" / "nvml"
+
+# The child reports through both channels the run offers: the CLI and the file directly.
+CHILD = f"""
+import subprocess, sys
+drakit = [{sys.executable!r}, "-m", "drakit.cli.main"]
+subprocess.run(drakit + ["log-metric", "--ready", "loss", "0.5", "--step", "1"], check=True)
+subprocess.run(drakit + ["log-metric", "--correctness", "max_abs_error", "1e-9"], check=True)
+subprocess.run(drakit + ["record-env"], check=True)
+"""
+
+
+@pytest.fixture
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"sqlite:///{tmp_path / 'records.db'}"
+    monkeypatch.setenv("DRAKIT_STORE", url)
+    return url
+
+
+def test_run_records_and_runs_show_it(store: str, tmp_path: Path) -> None:
+    done = run("run", "--profile", "evaluation", "--demo", "--queue", "eval", "--run-id", "r-1", "-o", "json",
+               "--", sys.executable, "-c", CHILD)
+    assert done.exit_code == 0, done.stderr
+    shown = yaml.safe_load(run("runs", "show", "r-1").stdout)
+    assert shown["state"] == "finished" and shown["queue"] == "eval"
+    assert shown["devices"][0]["product"] == "NVIDIA L4"  # evaluation prefers L4 (firstAvailable)
+    assert shown["result"]["correctness"] == {"max_abs_error": 1e-9}
+    assert shown["result"]["series"] == [{"name": "loss", "step": 1, "value": 0.5}]
+    env = shown["environment"]
+    assert env["frameworks"][CROSS_CHECK] == "unchecked"  # no NVML on a declared inventory
+    assert env["frameworks"]["env.NVIDIA_VISIBLE_DEVICES"] == "void"
+    assert env["frameworks"]["env.CUDA_VISIBLE_DEVICES"] == shown["devices"][0]["uuid"]
+    listed = json.loads(run("runs", "ls", "-o", "json").stdout)["runs"]
+    assert [r["id"] for r in listed] == ["r-1"]
+    compared = json.loads(run("runs", "compare", "--by", "product", "-o", "json").stdout)
+    assert [(g["key"], g["n"]) for g in compared["groups"]] == [("NVIDIA L4", 1)]
+    for name in ("c.png", "c.html"):
+        assert run("runs", "compare", "--metric", "max_abs_error", "--chart", str(tmp_path / name)).exit_code == 0
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    page = (tmp_path / "c.html").read_text()
+    assert "<svg" in page and "NVIDIA L4" in page and "<script" not in page
+
+
+def test_exit_status_of_the_command_is_drakits(store: str) -> None:
+    assert run("run", "-p", "evaluation", "--demo", "--", sys.executable, "-c", "raise SystemExit(5)").exit_code == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        pytest.param(("run", "-p", "evaluation", "--executor", "slurm", "--", "true"), 2, "choose one of", id="bad-executor"),
+        pytest.param(("run", "-p", "evaluation", "--executor", "kubernetes", "--", "true"), 2, "not available", id="k8s"),
+        pytest.param(("run", "-p", "nope", "--demo", "--", "true"), 1, "no such profile", id="unknown-profile"),
+        pytest.param(("run", "-p", "evaluation", "--demo", "--product", "B200", "--", "true"), 3, "NotEnoughDevices",
+                     id="no-such-product"),
+        pytest.param(("log-metric", "loss", "1"), 2, "DRAKIT_METRICS is not set", id="log-metric-outside-a-run"),
+        pytest.param(("runs", "show", "missing"), 2, "not found", id="show-missing"),
+        pytest.param(("runs", "compare", "--by", "gpu"), 2, "cannot group runs by", id="compare-bad-by"),
+        pytest.param(("runs", "compare", "--chart", "x.pdf"), 2, "must end in .png or .html", id="chart-suffix"),
+        pytest.param(("runs", "ls", "--state", "done"), 2, "choose one of", id="ls-bad-state"),
+        pytest.param(("discover", "--replay", "/nonexistent.json"), 2, "not an NVML recording", id="replay-missing"),
+    ],
+)
+def test_hostile_inputs_get_one_line_and_an_exit_code(store: str, args: tuple[str, ...], code: int, message: str) -> None:
+    done = run(*args)
+    assert done.exit_code == code, (done.stdout, done.stderr)
+    assert message in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 1
+
+
+def test_log_metric_refuses_non_finite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRAKIT_METRICS", str(tmp_path / "m.jsonl"))
+    done = run("log-metric", "loss", "nan")
+    assert done.exit_code == 2 and "not a finite number" in done.stderr
+    assert not (tmp_path / "m.jsonl").exists()
+
+
+def test_discover_replays_a_recording() -> None:
+    done = run("discover", "--replay", str(GOLDEN / "h100.recording.json"), "--node", "node-1")
+    assert done.exit_code == 0
+    golden = yaml.safe_load((GOLDEN / "h100.slice.yaml").read_text())
+    assert yaml.safe_load(done.stdout) == golden
+
+
+def _snapshot(*uuids: str) -> NvmlSnapshot:
+    gpus = tuple(GpuRecord(index=i, minor=i, uuid=u, name="NVIDIA H100 80GB HBM3", brand=14, architecture=9,
+                           compute_capability=(9, 0), bus_id=f"00000000:{i + 1:02x}:00.0", memory_total=2**36)
+                 for i, u in enumerate(uuids))
+    return NvmlSnapshot("580.126.20", 13000, gpus)
+
+
+@pytest.mark.parametrize(
+    ("env", "status"),
+    [
+        pytest.param({"DRAKIT_CLAIM_DEVICES": "GPU-b", "CUDA_VISIBLE_DEVICES": "GPU-b"}, "match", id="uuid-listed"),
+        pytest.param({"DRAKIT_CLAIM_DEVICES": "GPU-b", "CUDA_VISIBLE_DEVICES": "1"}, "match", id="index-listed"),
+        pytest.param({"DRAKIT_CLAIM_DEVICES": "GPU-a", "CUDA_VISIBLE_DEVICES": "GPU-b"}, "mismatch", id="other-gpu"),
+        pytest.param({"DRAKIT_CLAIM_DEVICES": "GPU-a"}, "mismatch", id="all-visible-in-a-container"),
+        pytest.param({"CUDA_VISIBLE_DEVICES": "GPU-a"}, "unchecked", id="no-claim"),
+    ],
+)
+def test_cross_check_by_uuid(env: dict[str, str], status: str) -> None:
+    recorded, check = collect(env, _snapshot("GPU-a", "GPU-b"))
+    assert check.status == status
+    assert recorded.frameworks[CROSS_CHECK] == status
+    if status == "mismatch":
+        assert check.message.startswith("MISMATCH")
+    assert [g["uuid"] for g in recorded.nvml] == ["GPU-a", "GPU-b"]
+
+
+def test_record_env_without_nvml_is_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRAKIT_CLAIM_DEVICES", "GPU-x")
+    done = run("record-env", "-o", "json")
+    assert done.exit_code == 0
+    doc: dict[str, Any] = json.loads(done.stdout)
+    assert doc["crossCheck"]["status"] == "unchecked" and doc["python"].startswith("CPython")

@@ -1,0 +1,148 @@
+"""The local and sim executors on the declared demo inventory, through the memory twins of store and ledger."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any
+
+import pytest
+
+from drakit.clock import SeededIds
+from drakit.demo import cluster_objects
+from drakit.executors.base import RunRequest, execute, resume_open
+from drakit.executors.ledger import MemoryQueueLedger
+from drakit.executors.local import LocalLauncher, SimLauncher
+from drakit.executors.placement import DeviceBook
+from drakit.features import Features
+from drakit.inventory.snapshot import ClusterSnapshot
+from drakit.outcomes import ExplainCode
+from drakit.profiles.trial import trial_profiles
+from drakit.records.run import Run, RunState
+from drakit.store.memory import MemoryRecordStore
+
+FEATURES = Features.for_version("1.37")
+PROFILES = trial_profiles()
+
+# A workload that reports what it was given: the device UUIDs, a ready mark, a series and a check.
+WORKLOAD = """
+import json, os, time
+path = os.environ["DRAKIT_METRICS"]
+def put(item):
+    with open(path, "a") as f:
+        f.write(json.dumps(item) + "\\n")
+put({"ready": True, "at": time.time()})
+for step in range(3):
+    put({"metric": "loss", "step": step, "value": 1.0 / (step + 1)})
+uuids = os.environ["CUDA_VISIBLE_DEVICES"].split(",")
+put({"correctness": "devices_seen", "value": len(uuids)})
+assert os.environ["NVIDIA_VISIBLE_DEVICES"] == "void"
+assert os.environ["DRAKIT_CLAIM_DEVICES"] == os.environ["CUDA_VISIBLE_DEVICES"]
+assert "drakit.claim.uid" in json.loads(os.environ["MLFLOW_RUN_CONTEXT"])
+"""
+
+
+def _book() -> DeviceBook:
+    return DeviceBook(ClusterSnapshot.from_objects(cluster_objects()), FEATURES, SeededIds(7))
+
+
+def _request(run_id: str, profile: str = "training-48g", **kw: Any) -> RunRequest:
+    return RunRequest(run_id=run_id, profile=PROFILES.get(profile), command=(sys.executable, "-c", WORKLOAD), **kw)
+
+
+def test_local_run_records_devices_environment_and_results(tmp_path: Any) -> None:
+    store = MemoryRecordStore()
+    record = execute(store, _book(), LocalLauncher(str(tmp_path)), _request("r1", queue="training"),
+                     executor="local", ledger=MemoryQueueLedger({"training": {"workloads": 8}}))
+    assert record.run.state is RunState.FINISHED
+    assert [t.state for t in record.run.transitions] == [RunState.SUBMITTED, RunState.ADMITTED,
+                                                          RunState.CLAIM_ALLOCATED, RunState.CONTAINER_STARTED,
+                                                          RunState.FINISHED]
+    assert record.result is not None and record.result.exit_status == 0
+    # training-48g: two GPUs of at least 48Gi on one PCIe root: two H100s of the demo's h100 node.
+    assert record.claim is not None and record.claim.node == "h100-node-1"
+    assert [d.product for d in record.devices] == ["NVIDIA H100 80GB HBM3"] * 2
+    assert len({d.pcie_root for d in record.devices}) == 1 and all(d.joined for d in record.devices)
+    assert record.result.correctness == {"devices_seen": 2.0}
+    assert [(p.step, p.value) for p in record.result.series] == [(0, 1.0), (1, 0.5), (2, 1 / 3)]
+    assert record.result.startup_s is not None and record.result.runtime_s is not None
+
+
+def test_failing_command_still_finishes_with_its_exit_status(tmp_path: Any) -> None:
+    store = MemoryRecordStore()
+    req = RunRequest(run_id="r2", profile=PROFILES.get("evaluation"), command=(sys.executable, "-c", "raise SystemExit(3)"))
+    record = execute(store, _book(), LocalLauncher(str(tmp_path)), req, executor="local")
+    assert record.run.state is RunState.FINISHED and record.result is not None and record.result.exit_status == 3
+
+
+def test_missing_program_is_exit_127(tmp_path: Any) -> None:
+    req = RunRequest(run_id="r3", profile=PROFILES.get("evaluation"), command=("/nonexistent/program",))
+    record = execute(MemoryRecordStore(), _book(), LocalLauncher(str(tmp_path)), req, executor="local")
+    assert record.result is not None and record.result.exit_status == 127
+
+
+def test_product_that_is_not_there_fails_with_a_reason() -> None:
+    req = _request("r4", product="NVIDIA B200")
+    record = execute(MemoryRecordStore(), _book(), SimLauncher(), req, executor="sim")
+    assert record.run.state is RunState.FAILED
+    assert record.run.reason_code == ExplainCode.NOT_ENOUGH_DEVICES.value
+    assert "h100-node-1" not in record.run.message and "every node" in record.run.message
+
+
+@pytest.mark.parametrize(
+    ("limits", "code"),
+    [pytest.param({}, ExplainCode.ALLOCATION_ERROR, id="unknown-queue"),
+     pytest.param({"training": {"devices": 1}}, ExplainCode.NOT_ENOUGH_DEVICES, id="exceeds-limit")],
+)
+def test_queue_refusals_are_reasons(limits: dict[str, dict[str, int]], code: ExplainCode) -> None:
+    record = execute(MemoryRecordStore(), _book(), SimLauncher(), _request("r5", queue="training"),
+                     executor="sim", ledger=MemoryQueueLedger(limits))
+    assert record.run.state is RunState.FAILED and record.run.reason_code == code.value
+    assert "queue training" in record.run.message
+
+
+def test_concurrent_runs_never_share_a_device_and_the_queue_limit_holds() -> None:
+    store, book, ledger = MemoryRecordStore(), _book(), MemoryQueueLedger({"q": {"workloads": 3}})
+    peak, live, lock = [0], [0], threading.Lock()
+
+    class Counting(SimLauncher):
+        def launch(self, request: Any, placement: Any, started: Any) -> Any:
+            with lock:
+                live[0] += 1
+                peak[0] = max(peak[0], live[0])
+            try:
+                return super().launch(request, placement, started)
+            finally:
+                with lock:
+                    live[0] -= 1
+
+    threads = [threading.Thread(target=execute, args=(store, book, Counting(0.0), _request(f"c{i}", "evaluation", queue="q")),
+                                kwargs={"executor": "sim", "ledger": ledger}) for i in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    runs = store.runs()
+    assert len(runs) == 24 and all(r.state is RunState.FINISHED for r in runs)
+    assert 1 <= peak[0] <= 3
+
+
+def test_resume_carries_on_open_runs_and_fails_started_ones(tmp_path: Any) -> None:
+    store, book = MemoryRecordStore(), _book()
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC)
+    for run_id in ("a", "b", "c"):
+        store.create(Run.submit(now, id=run_id, recipe="evaluation", profile="evaluation", executor="local",
+                                command=(sys.executable, "-c", "pass")))
+    store.advance("b", RunState.ADMITTED)
+    # "c" had its command running when the recorder died.
+    first = execute(MemoryRecordStore(), book, SimLauncher(), _request("x", "evaluation"), executor="sim")
+    assert first.claim is not None
+    store.advance("c", RunState.ADMITTED)
+    store.advance("c", RunState.CLAIM_ALLOCATED, claim=first.claim, devices=first.devices)
+    store.advance("c", RunState.CONTAINER_STARTED)
+    done = resume_open(store, book, LocalLauncher(str(tmp_path)), PROFILES.get, executor="local")
+    states = {r.run.id: r.run.state for r in done}
+    assert states == {"a": RunState.FINISHED, "b": RunState.FINISHED, "c": RunState.FAILED}
+    assert all(r.run.state in (RunState.FINISHED, RunState.FAILED) for r in map(store.get, "abc"))

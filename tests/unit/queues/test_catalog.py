@@ -1,0 +1,58 @@
+"""Catalog loading, compile and warnings: bad input is one line with file:line and the field path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from drakit.errors import InvalidInput
+from drakit.queues import compile_catalog, load_catalog_text, setup_of
+from drakit.queues.lint import catalog_warnings
+
+EXAMPLES = sorted((Path(__file__).parents[3] / "drakit" / "queues" / "examples").glob("*.yaml"))
+HEAD = "apiVersion: drakit.dev/v1alpha1\nkind: QueueCatalog\nmetadata: {name: c}\nspec:\n"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_examples_compile(path: Path) -> None:
+    lc = load_catalog_text(path.read_text(), path.name)
+    docs = compile_catalog(lc.catalog)
+    assert docs[-1]["kind"] == "Configuration" and set(docs[-1]) == {"apiVersion", "kind", "resources"}
+    assert {d["kind"] for d in docs[:-1]} <= {"ResourceFlavor", "Cohort", "WorkloadPriorityClass", "ClusterQueue", "LocalQueue"}
+    setup_of(lc.catalog)
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        pytest.param("  queues: [{name: q, quotaz: []}]\n", "c.yaml:5: QueueCatalog \"c\": spec.queues[0].quotaz: unknown field",
+                     id="unknown-field"),
+        pytest.param("  cohorts: [{name: a, parent: b}, {name: b, parent: a}]\n  queues: [{name: q}]\n",
+                     "spec.cohorts[0].parent: Invalid value: \"b\": cohorts form a cycle: a -> b -> a", id="cohort-cycle"),
+        pytest.param("  queues: [{name: q, quotas: [{resource: gpu, nominal: 1}]}]\n",
+                     "spec.queues[0].quotas[0].resource: Not found: \"gpu\"", id="quota-for-unknown-resource"),
+        pytest.param("  queues: [{name: q}]\n  routing: {default: nope}\n", "spec.routing.default: Not found: \"nope\"",
+                     id="default-queue-missing"),
+        pytest.param("  queues: [{name: q, quotas: [{resource: cpu, nominal: 1, borrowingLimit: 1}]}]\n",
+                     "spec.queues[0].quotas[0].borrowingLimit: Forbidden: borrowingLimit needs a cohort", id="borrowing-without-cohort"),
+    ],
+)
+def test_bad_catalogs_are_one_line_with_the_path(body: str, want: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        load_catalog_text(HEAD + body, "c.yaml")
+    assert want in str(e.value)
+    assert all(line.startswith("c.yaml:") for line in str(e.value).splitlines())
+
+
+def test_warnings_unused_class_rule_matching_nothing_missing_namespace() -> None:
+    text = HEAD + (
+        "  resources: [{name: gpu, deviceClasses: [big.gpu.nvidia.com]}]\n"
+        "  queues: [{name: q, namespaces: [team-a], quotas: [{resource: gpu, nominal: 2}]}]\n"
+        "  routing: {rules: [{match: {namespace: team-b}, queue: q}]}\n")
+    lc = load_catalog_text(text, "c.yaml")
+    lines = [str(w) for w in catalog_warnings(lc, {"small": ["small.gpu.nvidia.com"]}, ["team-b"])]
+    assert any("spec.queues[0].quotas[0].resource: quota for \"gpu\" whose DeviceClasses" in w for w in lines)
+    assert any("spec.routing.rules[0].match.namespace: matches nothing: queue \"q\" does not admit" in w for w in lines)
+    assert any("spec.queues[0].namespaces[0]: namespace \"team-a\" does not exist" in w for w in lines)
+    assert all(w.startswith("c.yaml:") and "\n" not in w for w in lines)
