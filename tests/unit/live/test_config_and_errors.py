@@ -155,3 +155,18 @@ def test_kubeconfigs_merge_first_wins_and_paths_are_made_absolute(tmp_path: Path
     assert merged["clusters"][1]["cluster"]["certificate-authority"] == str(tmp_path / "b" / "x" / "ca.crt")
     assert merged["users"][0]["user"] == {"client-certificate": "/abs/c.crt", "client-key": str(tmp_path / "a" / "k.key")}
     assert [c["name"] for c in merged["contexts"]] == ["one", "two"]
+
+
+@pytest.mark.parametrize(("context", "server"), [pytest.param(None, "https://a:1", id="current-context"),
+                                                 pytest.param("other", "https://b:2", id="--context")])
+def test_context_picks_the_cluster(tmp_path: Path, context: str | None, server: str) -> None:
+    config = json.loads(kubeconfig(tmp_path / "config", "https://a:1").read_text())
+    config["clusters"].append({"name": "k2", "cluster": {"server": "https://b:2"}})
+    config["contexts"][1]["context"]["cluster"] = "k2"
+    (tmp_path / "config").write_text(json.dumps(config))
+    client = KubeClient.connect(ConnectOptions(str(tmp_path / "config"), context))
+    try:
+        assert client.server == server
+        assert client.target.describe().startswith(f"context {context or 'c'!r} of ")
+    finally:
+        client.close()
