@@ -197,7 +197,11 @@ class KubeClient:
     ) -> Any:
         url = self.server + path + (f"?{urlencode(query)}" if query else "")
         headers = {"Accept": "application/json", "User-Agent": "drakit"}
-        settings: dict[str, Any] = dict(self.config.auth_settings())  # refreshes exec/OIDC tokens when due
+        try:
+            settings: dict[str, Any] = dict(self.config.auth_settings())  # refreshes exec/OIDC tokens when due
+        except Exception as e:  # the library's refresh hooks raise whatever their plugin or provider did
+            raise ClusterError(ErrorCode.UNAUTHORIZED, f"cannot refresh the credentials of {self.target.describe()}: "
+                               f"{_one_line(str(e))}") from None
         for auth in settings.values():
             headers[auth["key"]] = str(auth["value"])
         if body is not None:
