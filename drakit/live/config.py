@@ -57,7 +57,7 @@ def resolve(options: ConnectOptions, environ: dict[str, str] | None = None, home
     """kubectl's choice of config for ``options``; a one-line error when there is none."""
     env = dict(os.environ if environ is None else environ)
     if options.kubeconfig:
-        if not os.path.exists(options.kubeconfig):
+        if options.kubeconfig != "-" and not os.path.exists(options.kubeconfig):  # "-": standard input
             raise ClusterError(ErrorCode.INVALID, f"--kubeconfig {options.kubeconfig}: no such file")
         return Target((options.kubeconfig,), options.context, False, options.timeout)
     listed = [p for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
@@ -87,7 +87,7 @@ def load_kubeconfig(files: tuple[str, ...]) -> dict[str, Any]:
     seen: dict[str, set[str]] = {k: set() for k in _NAMED}
     for path in files:
         try:
-            text = read_one(path, limit=MAX_KUBECONFIG_BYTES) if path != "-" else ""
+            text = read_one(path, limit=MAX_KUBECONFIG_BYTES)
         except ReadError as e:
             raise ClusterError(ErrorCode.INVALID, f"kubeconfig {e}") from None
         docs, problems = parse_text(path, text)
@@ -96,7 +96,7 @@ def load_kubeconfig(files: tuple[str, ...]) -> dict[str, Any]:
         data = docs[0].data if docs else {}
         if not isinstance(data, dict):
             raise ClusterError(ErrorCode.INVALID, f"kubeconfig {path}: not a kubeconfig (want a mapping with contexts)")
-        base = os.path.dirname(os.path.abspath(path))
+        base = os.getcwd() if path == "-" else os.path.dirname(os.path.abspath(path))
         for key in _NAMED:
             entries = data.get(key) or []
             if not isinstance(entries, list):
