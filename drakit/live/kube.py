@@ -4,7 +4,7 @@ The only module that imports the ``kubernetes`` package, and only for what it do
 loading kubeconfig (contexts, exec credential plugins, OIDC refresh, client certificates) and
 in-cluster config, and its urllib3 connection pool.  Requests and responses bypass its
 generated models: lists arrive as raw JSON and become wire dicts directly (its pydantic
-models would cost ~15x the time and ~3x the memory at fleet scale; docs/live.md has the
+models cost 12x the time and 2.7x the memory on 1,000 slices; docs/live.md has the
 measurement).  Every failure passes through :meth:`KubeClient._call`, which turns transport
 errors and non-2xx statuses into one :class:`ClusterError` each.
 """
