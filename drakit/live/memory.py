@@ -69,6 +69,9 @@ class MemoryCluster:
         self.owners.pop(key, None)
         self._record("DELETED", key, obj)
 
+    def close(self) -> None:
+        """Nothing to release (the real client closes its connection pool)."""
+
     def compact(self) -> None:
         """Forget every watch event so far (etcd compaction): older versions become 410 Gone."""
         self.log.clear()
