@@ -104,7 +104,7 @@ def main() -> None:
     kueue = None if args.quick else _kueue()
     kueue_per = kueue(text, jobs, tmpls) if kueue else None
     print_table(f"queue admission: {n}-workload backlog, 3 ClusterQueues in a cohort",
-                [Row("drain the backlog (admit, finish oldest, settle)", "decision", per, kueue_per, target=0.1,
+                [Row("(a) drain the backlog (admit, finish oldest, settle)", "decision", per, kueue_per, target=0.1,
                      note=f"{decisions} admissions in {cycles} cycles")],
                 notes=["Go (upstream) column = real Kueue v0.19.2 on the test control plane (n/a without it)."])
 

@@ -126,7 +126,7 @@ def open_snapshot(paths: Sequence[str], features: Features, *, as_given: bool = 
     """
     bundle = load_frozen(paths, allow_duplicate_names=as_given)
     if not as_given:  # pods made from workload templates are validated like pods
-        refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
+        refuse_invalid((*bundle.entries, *bundle.checked_pods), features)
     snapshot = ClusterSnapshot.from_bundle(bundle, provenance=Provenance(", ".join(paths), time.time()), as_given=as_given)
     freeze_loaded()
     return snapshot

@@ -98,10 +98,14 @@ def register(app: typer.Typer) -> None:
             docs, bundle = _documents(list(filename) or demo_paths())
             # Validation at the door: lint answers on objects the API server would accept (converted
             # v1beta1 objects and workloads' pod templates included, as every other verb checks them).
-            refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
-        # Profiles among the inputs: the classes they compile to count as used.
-        profile_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
+            refuse_invalid((*bundle.entries, *bundle.checked_pods), features)
+        # Profiles among the inputs: the classes they compile to count as used.  A QueueCatalog puts
+        # the input behind Kueue: what Kueue cannot admit is flagged too.
+        drakit_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]
+        catalogs = [d for d in drakit_docs if d.value.get("kind") == "QueueCatalog"]
+        profile_docs = [d for d in drakit_docs if d not in catalogs]
         classes: list[str] = []
+        pset = None
         compiled: dict[str, Any] = {}  # every known profile (bundled too): what Polyaxon files may name
         polyaxon = any(is_polyaxon_document(d.value) for d in docs)
         if profile_docs or polyaxon:
@@ -119,12 +123,16 @@ def register(app: typer.Typer) -> None:
                         compiled[rp.name] = compile_profile(rp, schemas[0])
                 except Exception:  # a profile that cannot compile is reported by `profile compile`
                     continue
-        rest = [d for d in docs if d not in profile_docs]
+        rest = [d for d in docs if d not in drakit_docs]
         findings = lint_documents(rest, profile_classes=classes)
         if polyaxon:
             from drakit.profiles.polyaxon_lint import lint_polyaxon
 
             findings += [f for d in rest for f in lint_polyaxon(d, compiled)]
+        if catalogs:
+            from drakit.queues.lint import kueue_findings
+
+            findings += kueue_findings(rest, pset.selected() if pset is not None and profile_docs else [])
         if output == Format.text:
             for f in findings:
                 print(f.line())

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
 from drakit.cli.options import Files, Format, kube_name, output_option
-from drakit.errors import NotFound
+from drakit.errors import InvalidArgument, InvalidInput, NotFound
+from drakit.features import NEWEST_VERSION
 
 queue_app = typer.Typer(help="Queue catalogs: compile to Kueue, check, explain why a workload waits.", no_args_is_help=True)
 
@@ -46,6 +50,8 @@ def _profile_classes(profiles: list[str] | None) -> tuple[dict[str, list[str]], 
 def compile_cmd(
     catalog: CatalogArg,
     profiles: ProfilesOpt = None,
+    namespace: Annotated[list[str] | None, typer.Option("--namespace", "-n", metavar="NS",
+                                                        help="Namespaces that get a LocalQueue of each queue open to every namespace (repeat).")] = None,
     output: Annotated[str, output_option(Format.yaml, Format.json, Format.name,
                                          note="no text: the output is manifests; the last one is the Configuration patch.")] = Format.yaml,
 ) -> None:
@@ -58,7 +64,7 @@ def compile_cmd(
     classes, _ = _profile_classes(profiles)
     for w in catalog_warnings(lc, classes if profiles else None):
         print(f"Warning: {w}", file=sys.stderr)
-    docs = compile_catalog(lc.catalog, classes)
+    docs = compile_catalog(lc.catalog, classes, namespace or ())
     if output == Format.json:
         emit({"apiVersion": "v1", "kind": "List", "items": docs}, output)
     elif output == Format.name:
@@ -100,44 +106,85 @@ def explain_cmd(
     output: Annotated[str, output_option(Format.text, Format.json)] = Format.text,
 ) -> None:
     """Offline: replay the Jobs in -f (by creation time) through the engine and say why NAME waits (exit 3) or not."""
+    from drakit.cli.door import refuse_invalid
+    from drakit.features import Features
     from drakit.queues.admission import Engine
     from drakit.queues.compile import setup_of
-    from drakit.queues.explain import explain_workload
-    from drakit.queues.kueue import setup_from_objects, workload_from_job, workload_from_object
-    from drakit.sources import load_manifest_documents
+    from drakit.queues.explain import explain_workload, stuck_after_fix
+    from drakit.queues.kueue import (
+        counter_charges,
+        setup_from_objects,
+        workload_from_job,
+        workload_from_object,
+    )
+    from drakit.sources import load_bundle, load_manifest_documents
 
-    objs = [d.data for d in load_manifest_documents(filename)]
-    spaces = sorted({(o.get("metadata") or {}).get("namespace") or "default" for o in objs})
-    setup = setup_of(_catalog(catalog).catalog, namespaces=spaces) if catalog else setup_from_objects(objs)
-    templates = {(o["metadata"].get("namespace") or "default", o["metadata"]["name"]): o
-                 for o in objs if o.get("kind") == "ResourceClaimTemplate"}
+    # Core objects (Jobs' pod templates, claim templates) are decoded and validated at the door as
+    # every verb does; Kueue's kinds are read by the queue readers, a malformed one refused by line.
+    bundle = load_bundle(filename)
+    refuse_invalid((*bundle.entries, *bundle.workload_pods), Features.for_version(NEWEST_VERSION))
+    docs = load_manifest_documents(filename)
+    objs = [d.data for d in docs]
+    spaces = sorted({_namespace(o) for o in objs})
+    with _malformed(docs, "Kueue objects"):
+        setup = setup_of(_catalog(catalog).catalog, namespaces=spaces) if catalog else setup_from_objects(objs)
+    templates = {(_namespace(o), o["metadata"]["name"]): o for o in objs if o.get("kind") == "ResourceClaimTemplate"}
+    classes = {o["metadata"]["name"]: o for o in objs if o.get("kind") == "DeviceClass"}
+    slices = [o for o in objs if o.get("kind") == "ResourceSlice"]
+    counted = any(m.counter for m in setup.mappings)
     engine = Engine(setup)
     pending = []
-    for i, o in enumerate(objs):
-        ns = (o.get("metadata") or {}).get("namespace") or "default"
+    workload_docs: dict[str, Any] = {}
+    for i, d in enumerate(docs):
+        o = d.data
+        ns = _namespace(o)
         mine = {n: t for (tns, n), t in templates.items() if tns == ns}
-        if o.get("kind") == "Job":
-            pending.append(workload_from_job(o, mine, setup.priority_classes, created=float(i)))
-        elif o.get("kind") == "Workload":
-            wl = workload_from_object(o, mine, setup.priority_classes)
-            admitted = ((o.get("status") or {}).get("admission") or {}).get("clusterQueue")
-            if admitted:
-                engine.assume(wl, admitted)
-            else:
-                pending.append(wl)
+        with _malformed([d], str(o.get("kind"))):
+            charges = counter_charges(setup, mine, classes, slices) if counted and o.get("kind") in ("Job", "Workload") else None
+            if o.get("kind") == "Job":
+                pending.append(workload_from_job(o, mine, setup.priority_classes, created=float(i), charges=charges))
+            elif o.get("kind") == "Workload":
+                wl = workload_from_object(o, mine, setup.priority_classes, charges)
+                workload_docs[wl.key] = o
+                admitted = ((o.get("status") or {}).get("admission") or {}).get("clusterQueue")
+                if admitted:
+                    engine.assume(wl, admitted)
+                else:
+                    pending.append(wl)
     for wl in sorted(pending, key=lambda w: (w.created, w.key)):
         engine.submit(wl, wl.created)
     engine.settle()
     key = name.split("/", 1)[1] if name.startswith(("job/", "workload/")) else name
     key = key if "/" in key else f"{namespace}/{key}"
     if key not in engine.workloads:
-        raise NotFound(f"workload {key} not found in the input")
+        raise NotFound(f"workload {key} not found in {', '.join(filename)} (Jobs and Workloads are read)")
     ex = explain_workload(engine, key)
+    stuck = stuck_after_fix(workload_docs[key], engine) if key in workload_docs else ""
+    if stuck and not ex.admitted:
+        ex = replace(ex, lines=(*ex.lines, stuck), hint="delete the Workload; the job controller recreates it")
     if output == Format.json:
         emit(ex.to_json(), output)
     else:
         sys.stdout.write(ex.text())
     raise typer.Exit(EXIT_OK if ex.admitted else EXIT_UNSATISFIABLE)
+
+
+def _namespace(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    ns = meta.get("namespace") if isinstance(meta, dict) else None
+    return ns if isinstance(ns, str) and ns else "default"
+
+
+@contextmanager
+def _malformed(docs: Sequence[Any], what: str) -> Iterator[None]:
+    """A Kueue object or Job the readers cannot take: one line naming the file and document, no traceback."""
+    try:
+        yield
+    except (KeyError, TypeError, AttributeError, ValueError, InvalidArgument) as e:
+        where = ", ".join(f"{d.source}[{d.index}]" for d in docs[:1]) if len(docs) == 1 else ", ".join(
+            sorted({str(d.source) for d in docs}))
+        detail = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise InvalidInput(f"{where}: {what}: malformed ({detail})") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -30,7 +30,7 @@ drakit-only: ``max_running``, a true limit on admitted workloads per ClusterQueu
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -65,6 +65,7 @@ class ClusterQueue:
     namespaces: frozenset[str] | None = None  # None: every namespace ({} selector)
     max_running: int | None = None  # drakit only: Kueue has no workload-count limit
     preemption: Mapping[str, str] = field(default_factory=dict)
+    inactive: str = ""  # why Kueue does not admit through it ("" when active)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ class DeviceClassMapping:
     name: str
     device_classes: tuple[str, ...]
     counter: str | None = None
+    driver: str = ""  # the counter source's driver and device selector
+    selector: str = "true"
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,7 @@ class WaitReason(StrEnum):
     CONCURRENCY = "ConcurrencyLimit"
     BEHIND_HEAD = "BehindHead"  # StrictFIFO: an older head blocks
     NOT_TRIED = "NotTried"  # never a head yet (or skipped this cycle)
+    INACTIVE = "Inactive"  # the ClusterQueue is held (stopPolicy) or names a missing ResourceFlavor
 
 
 @dataclass(frozen=True)
@@ -321,7 +325,6 @@ class Engine:
         self._usage_cache: dict[str, tuple[Workload, list[tuple[PodSet, dict[str, int]]], str, Any]] = {}
         self._heap: dict[str, list[tuple[int, float, str]]] = {name: [] for name in self._cqs}
         self._aside: dict[str, set[str]] = {name: set() for name in self._cqs}
-        self._orphans: set[str] = set()  # LocalQueue missing: Kueue keeps them out of every ClusterQueue
         self.order: list[str] = []  # admission order
         self.cycles = 0
         self.now = 0.0
@@ -338,8 +341,8 @@ class Engine:
             raise InvalidArgument(f"workload {wl.key} submitted twice")
         self.workloads[wl.key] = wl
         cq = self.cluster_queue_of(wl)
-        if cq is None or cq not in self._cqs:
-            self._orphans.add(wl.key)
+        self._dirty = True
+        if cq is None or cq not in self._cqs:  # Kueue keeps it out of every ClusterQueue
             what = f"LocalQueue {wl.queue} doesn't exist" if cq is None else f"ClusterQueue {cq} doesn't exist"
             self._waits[wl.key] = Wait(wl.key, cq or "", WaitReason.NO_QUEUE, what)
             return
@@ -354,6 +357,7 @@ class Engine:
         wl = self.workloads.pop(key, None)
         self._waits.pop(key, None)
         self._usage_cache.pop(key, None)
+        self._dirty = True
         if adm is not None:
             self._running[adm.cluster_queue] -= 1
             self.tree.remove(adm.cluster_queue, adm.usage())
@@ -364,7 +368,6 @@ class Engine:
                 self._heap[cq] = [e for e in self._heap[cq] if e[2] != key]
                 heapq.heapify(self._heap[cq])
                 self._aside[cq].discard(key)
-            self._orphans.discard(key)
 
     def assume(self, wl: Workload, cluster_queue: str, now: float | None = None) -> Admission:
         """Record a workload already admitted (read from a cluster), charging its usage as Kueue's cache does."""
@@ -537,6 +540,8 @@ class Engine:
         def refuse(reason: WaitReason, message: str, mode: Mode = Mode.NO_FIT) -> _Nominated:
             return _Nominated(wl, cq, mode, 0, [], {}, reason, message)
 
+        if cq.inactive:
+            return refuse(WaitReason.INACTIVE, f"ClusterQueue {cq.name} is inactive")
         if cq.namespaces is not None and wl.namespace not in cq.namespaces:
             return refuse(WaitReason.NAMESPACE, "Workload namespace doesn't match ClusterQueue selector")
         per_set, problem = self._usage_of(wl)
@@ -623,7 +628,7 @@ class Engine:
                     continue
                 ahead = tuple(queue[:i])
                 if w.reason is WaitReason.NOT_TRIED and self._cqs[name].strategy == "StrictFIFO" and ahead:
-                    w = Wait(key, name, WaitReason.BEHIND_HEAD, f"{len(ahead)} ahead in StrictFIFO order")
+                    w = Wait(key, name, WaitReason.BEHIND_HEAD, "")  # the position says it all
                 self._waits[key] = Wait(w.workload, w.cluster_queue, w.reason, w.message, w.set_aside, ahead)
 
     def usage(self, cq: str) -> dict[FlavorResource, int]:
@@ -645,8 +650,3 @@ def replay(setup: Setup, events: Iterable[Arrive | Finish], *, fast: bool = True
         got = engine.settle(ev.at)
         steps.append(Step(ev, tuple(got), tuple(sorted(engine.admitted))))
     return engine, steps
-
-
-def sorted_events(events: Sequence[Arrive | Finish]) -> list[Arrive | Finish]:
-    """Events by time; at equal times finishes before arrivals (freed quota is seen first)."""
-    return sorted(events, key=lambda e: (e.at, 0 if isinstance(e, Finish) else 1))

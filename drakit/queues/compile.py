@@ -61,10 +61,12 @@ def _covered(q: CatalogQueue) -> list[str]:
     return [x.resource for x in q.quotas] + ([PODS] if q.pods is not None else [])
 
 
-def compile_catalog(catalog: Catalog, profiles: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
+def compile_catalog(catalog: Catalog, profiles: Mapping[str, Sequence[str]] | None = None,
+                    namespaces: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Kueue objects for the catalog, then the Configuration patch as the last item.
 
-    ``profiles`` maps a profile name to the DeviceClasses it compiles to (``NAME.DRIVER``).
+    ``profiles`` maps a profile name to the DeviceClasses it compiles to (``NAME.DRIVER``);
+    ``namespaces`` get a LocalQueue of every queue open to all namespaces (which has no list).
     """
     profiles = profiles or {}
     s = catalog.spec
@@ -102,7 +104,8 @@ def compile_catalog(catalog: Catalog, profiles: Mapping[str, Sequence[str]] | No
                                   "reclaimWithinCohort": q.preemption.reclaim_within_cohort}
         out.append({"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": _meta(catalog, q.name), "spec": spec})
     for q in s.queues:
-        for ns in catalog.namespaces_of(q) or []:
+        allowed = catalog.namespaces_of(q)
+        for ns in allowed if allowed is not None else namespaces:
             out.append({"apiVersion": KUEUE_API, "kind": "LocalQueue", "metadata": _meta(catalog, q.name, ns),
                         "spec": {"clusterQueue": q.name}})
     out.append(configuration_patch(catalog, profiles))
@@ -138,7 +141,9 @@ def setup_of(catalog: Catalog, profiles: Mapping[str, Sequence[str]] | None = No
         for ns in allowed if allowed is not None else (namespaces or []):
             local[(ns, q.name)] = q.name
     classes = resource_classes(catalog, profiles)
-    mappings = tuple(DeviceClassMapping(r.name, tuple(classes[r.name]), r.counter.name if r.counter else None)
+    mappings = tuple(DeviceClassMapping(r.name, tuple(classes[r.name]), r.counter.name if r.counter else None,
+                                        r.counter.driver if r.counter else "",
+                                        (r.counter.device_selector or "true") if r.counter else "true")
                      for r in s.resources)
     return Setup(tuple(cqs), local, tuple(Cohort(c.name, c.parent) for c in s.cohorts), mappings,
                  {p.name: p.value for p in s.priorities})

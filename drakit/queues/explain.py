@@ -27,6 +27,7 @@ _HINTS = {
     WaitReason.CONCURRENCY: "wait for a running workload of the queue to finish",
     WaitReason.BEHIND_HEAD: "StrictFIFO admits in order: the workloads ahead of you go first",
     WaitReason.NOT_TRIED: "it has not been tried yet",
+    WaitReason.INACTIVE: "activate the ClusterQueue: clear spec.stopPolicy, or create the ResourceFlavors it names",
 }
 
 
@@ -73,6 +74,9 @@ def explain_workload(engine: Engine, key: str) -> QueueExplanation:
         return QueueExplanation(key, True, adm.cluster_queue, "Admitted", (f"holds {usage}",) if usage else (), "", "")
     wait = engine.waits[key]
     lines: list[str] = []
+    cq = next((q for q in engine.setup.cluster_queues if q.name == wait.cluster_queue), None)
+    if cq is not None and cq.inactive:
+        lines.append(f"ClusterQueue {cq.name} is inactive: {cq.inactive}")
     if wait.cluster_queue and wait.cluster_queue in {q.name for q in engine.setup.cluster_queues}:
         lines += _quota_lines(engine, wl, wait.cluster_queue, len(wait.ahead))
     return QueueExplanation(key, False, wait.cluster_queue, wait.reason.value, tuple(lines), wait.message,

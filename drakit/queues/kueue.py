@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from drakit.errors import InvalidArgument
+from drakit.errors import DrakitError, InvalidArgument
+from drakit.profiles.eligibility import Evaluator, cel_evaluator
 from drakit.quantity import Quantity, QuantityError
 from drakit.queues.admission import (
     ClusterQueue,
@@ -29,6 +30,7 @@ from drakit.queues.quota import FlavorResource, ResourceQuota
 __all__ = [
     "PRIORITY_LABEL",
     "QUEUE_LABEL",
+    "counter_charges",
     "pod_set_of",
     "setup_from_objects",
     "workload_from_job",
@@ -95,6 +97,8 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequenc
     local: dict[tuple[str, str], str] = {}
     mappings: list[DeviceClassMapping] = []
     priorities: dict[str, int] = {}
+    objects = list(objects)
+    flavors = {(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "ResourceFlavor"}
     for o in objects:
         kind, meta, spec = o.get("kind"), o.get("metadata") or {}, o.get("spec") or {}
         if kind == "ClusterQueue":
@@ -103,10 +107,14 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequenc
             preemption = {k: v for k, v in (spec.get("preemption") or {}).items() if isinstance(v, str)}
             if (spec.get("preemption") or {}).get("borrowWithinCohort"):
                 preemption["borrowWithinCohort"] = spec["preemption"]["borrowWithinCohort"].get("policy", "Never")
+            missing = sorted({f for _, fs in groups for f in fs} - flavors)
+            held = spec.get("stopPolicy") in ("Hold", "HoldAndDrain")
+            inactive = (f"spec.stopPolicy is {spec['stopPolicy']}" if held else
+                        f"ResourceFlavor {', '.join(missing)} not found" if missing else "")
             cqs.append(ClusterQueue(name, groups, quotas, spec.get("cohortName") or None,
                                     spec.get("queueingStrategy") or "BestEffortFIFO",
                                     _namespaces(spec.get("namespaceSelector"), name),
-                                    (max_running or {}).get(name), preemption))
+                                    (max_running or {}).get(name), preemption, inactive))
         elif kind == "Cohort":
             _, quotas = _groups(spec, f"Cohort {meta['name']}")
             cohorts.append(Cohort(meta["name"], spec.get("parentName") or None, quotas))
@@ -116,9 +124,11 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequenc
             priorities[meta["name"]] = int(o.get("value", 0))
         elif kind == "Configuration":
             for m in (o.get("resources") or {}).get("deviceClassMappings") or []:
-                counters = [s["counter"]["name"] for s in m.get("sources") or [] if s.get("counter")]
-                mappings.append(DeviceClassMapping(m["name"], tuple(m.get("deviceClassNames") or []),
-                                                   counters[0] if counters else None))
+                counters = [s["counter"] for s in m.get("sources") or [] if s.get("counter")]
+                c = counters[0] if counters else {}
+                mappings.append(DeviceClassMapping(m["name"], tuple(m.get("deviceClassNames") or []), c.get("name"),
+                                                   c.get("driver", ""),
+                                                   ((c.get("deviceSelector") or {}).get("cel") or {}).get("expression", "true")))
     del namespaces  # LocalQueues are explicit in Kueue; kept for symmetry with setup_of
     return Setup(tuple(cqs), local, tuple(cohorts), tuple(mappings), priorities)
 
@@ -168,6 +178,56 @@ def pod_set_of(name: str, count: int, pod_spec: Mapping[str, Any], templates: Ma
     return PodSet(name, count, _pod_requests(pod_spec), tuple(devices), problem)
 
 
+Charges = dict[tuple[str, str], dict[str, int]]
+
+
+def counter_charges(setup: Setup, templates: Mapping[str, Mapping[str, Any]], classes: Mapping[str, Mapping[str, Any]],
+                    slices: Sequence[Mapping[str, Any]], evaluate: Evaluator | None = None) -> Charges:
+    """Per (template, request), the counter units one device charges: Kueue's ``computeCounterCharges``.
+
+    For each counter mapping of the request's DeviceClass: the devices of the source's driver that
+    match its device selector, the class's selectors and the request's; the charge is the largest
+    value of the counter in any of their ``consumesCounters`` entries (0 when none has it).
+    """
+    evaluate = evaluate or cel_evaluator()
+    by_class: dict[str, list[DeviceClassMapping]] = {}
+    for m in setup.mappings:
+        if m.counter is not None:
+            for dc in m.device_classes:
+                by_class.setdefault(dc, []).append(m)
+    out: Charges = {}
+    for tname, tmpl in templates.items():
+        for req in (((tmpl.get("spec") or {}).get("spec") or {}).get("devices") or {}).get("requests") or []:
+            exactly = req.get("exactly") or {}
+            dc = exactly.get("deviceClassName", "")
+            if dc not in by_class:
+                continue
+            class_sel = [(s.get("cel") or {}).get("expression", "true") for s in ((classes.get(dc) or {}).get("spec") or {}).get("selectors") or []]
+            req_sel = [(s.get("cel") or {}).get("expression", "true") for s in exactly.get("selectors") or []]
+            for m in by_class[dc]:
+                best = 0
+                for sl in slices:
+                    spec = sl.get("spec") or {}
+                    if spec.get("driver") != m.driver:
+                        continue
+                    for dev in spec.get("devices") or []:
+                        if not all(_matches(evaluate, e, m.driver, dev) for e in (m.selector, *class_sel, *req_sel)):
+                            continue
+                        for cc in dev.get("consumesCounters") or []:
+                            value = ((cc.get("counters") or {}).get(m.counter or "") or {}).get("value")
+                            if value is not None:
+                                best = max(best, _amount(m.name, value, f"device {dev.get('name')}"))
+                out.setdefault((tname, req.get("name", "")), {})[m.name] = best
+    return out
+
+
+def _matches(evaluate: Evaluator, expression: str, driver: str, device: Mapping[str, Any]) -> bool:
+    try:
+        return evaluate(expression, driver, device)
+    except DrakitError:
+        return False  # a selector that errs on a device does not match it (Kueue logs and skips)
+
+
 def _created(meta: Mapping[str, Any], default: float) -> float:
     ts = meta.get("creationTimestamp")
     if not ts:
@@ -176,11 +236,11 @@ def _created(meta: Mapping[str, Any], default: float) -> float:
 
 
 def workload_from_object(obj: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]],
-                         priorities: Mapping[str, int] | None = None) -> Workload:
+                         priorities: Mapping[str, int] | None = None, charges: Charges | None = None) -> Workload:
     """A ``kueue.x-k8s.io`` Workload (its pod sets, queue, priority and creation time)."""
     meta, spec = obj.get("metadata") or {}, obj.get("spec") or {}
     pod_sets = tuple(pod_set_of(ps.get("name", "main"), int(ps.get("count", 1)), (ps.get("template") or {}).get("spec") or {},
-                                templates) for ps in spec.get("podSets") or [])
+                                templates, charges) for ps in spec.get("podSets") or [])
     priority = spec.get("priority")
     if priority is None:
         priority = (priorities or {}).get(((spec.get("priorityClassRef") or {}).get("name")) or "", 0)
@@ -189,7 +249,8 @@ def workload_from_object(obj: Mapping[str, Any], templates: Mapping[str, Mapping
 
 
 def workload_from_job(job: Mapping[str, Any], templates: Mapping[str, Mapping[str, Any]],
-                      priorities: Mapping[str, int] | None = None, created: float | None = None) -> Workload:
+                      priorities: Mapping[str, int] | None = None, created: float | None = None,
+                      charges: Charges | None = None) -> Workload:
     """The Workload Kueue creates for a ``batch/v1`` Job: one pod set ``main`` of ``parallelism`` pods."""
     meta, spec = job.get("metadata") or {}, job.get("spec") or {}
     labels = meta.get("labels") or {}
@@ -197,7 +258,7 @@ def workload_from_job(job: Mapping[str, Any], templates: Mapping[str, Mapping[st
     completions = spec.get("completions")
     if completions is not None:
         count = min(count, int(completions))
-    pod = pod_set_of("main", count, ((spec.get("template") or {}).get("spec") or {}), templates)
+    pod = pod_set_of("main", count, ((spec.get("template") or {}).get("spec") or {}), templates, charges)
     priority = (priorities or {}).get(labels.get(PRIORITY_LABEL, ""), 0)
     return Workload(meta["name"], meta.get("namespace") or "default", labels.get(QUEUE_LABEL, ""), (pod,), priority,
                     _created(meta, 0.0) if created is None else created)

@@ -20,7 +20,12 @@ from typing import Any, Protocol
 from drakit.queues.admission import PODS, Setup, format_amount
 from drakit.queues.quota import FlavorResource, QuotaTree
 
-__all__ = ["QueueLedger", "RefusalCode", "Refused", "Reserved", "decide", "to_flavors"]
+__all__ = ["WORKLOADS", "QueueLedger", "RefusalCode", "Refused", "Reserved", "decide", "to_flavors"]
+
+
+# A demand key the executors send for "one admitted workload": counted by the concurrency limit,
+# not a quota resource.
+WORKLOADS = "workloads"
 
 
 class RefusalCode(StrEnum):
@@ -53,6 +58,15 @@ class Refused:
     hint: str = ""
     retry: bool = field(default=True)  # False: retrying cannot help (unknown queue, too big)
 
+    @property
+    def waits(self) -> bool:
+        """Retrying later may succeed (the executors' name for ``retry``)."""
+        return self.retry
+
+    @property
+    def reason(self) -> str:
+        return self.message
+
     def to_json(self) -> dict[str, Any]:
         return {"runId": self.run_id, "queue": self.queue, "code": self.code.value, "message": self.message,
                 "hint": self.hint, "retry": self.retry}
@@ -76,7 +90,7 @@ def to_flavors(setup: Setup, queue: str, demand: Mapping[str, int]) -> dict[Flav
     """The demand on the queue's (flavor, resource) cells, ``pods`` added; a message when uncovered."""
     cq = setup.queue(queue)
     flavor_of = {r: flavors[0] for covered, flavors in cq.groups for r in covered}
-    want = {r: v for r, v in demand.items() if v}
+    want = {r: v for r, v in demand.items() if v and r != WORKLOADS}
     if PODS in flavor_of:
         want.setdefault(PODS, 1)
     missing = sorted(r for r in want if r not in flavor_of)

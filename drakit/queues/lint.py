@@ -13,12 +13,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from drakit.errors import DrakitError
 from drakit.gostr import quote
+from drakit.profiles.lint import Finding
+from drakit.profiles.loader import ResolvedProfile
+from drakit.profiles.source import Document
 from drakit.queues.catalog import Located
 from drakit.queues.compile import resource_classes
 from drakit.queues.routing import rule_matches
 
-__all__ = ["CatalogWarning", "catalog_warnings", "kueue_profile_problems"]
+__all__ = ["CatalogWarning", "catalog_warnings", "kueue_findings", "kueue_profile_problems"]
 
 # CEL a 1.36 library rejects: list-typed attributes and includes() arrived in 1.37.
 _CEL_137 = ("includes(",)
@@ -122,4 +126,33 @@ def kueue_profile_problems(manifests: Sequence[Mapping[str, Any]]) -> list[tuple
                 if any(t in expr for t in _CEL_137):
                     out.append((name, f"{at}.exactly.selectors[{j}].cel.expression",
                                 "needs Kubernetes 1.37 CEL (includes()); Kueue evaluates with the 1.36 DRA library"))
+    return out
+
+
+KUEUE_HINT = ("Kueue v0.19.2 admits ExactCount requests from ResourceClaimTemplates only: give each tier its own "
+              "DeviceClass and one deviceClassMappings entry per tier instead of alternatives")
+
+
+def kueue_findings(docs: Sequence[Document], profiles: Sequence[ResolvedProfile]) -> list[Finding]:
+    """``drakit lint`` findings when a QueueCatalog puts the input behind Kueue: what it would refuse to admit.
+
+    Profiles are compiled for their drivers and their output checked; claims and templates in
+    the input are checked as written.  One finding per problem, at the profile's or object's line.
+    """
+    from drakit.profiles.compile import compile_profile, drivers_for
+
+    out: list[Finding] = []
+    for rp in profiles:
+        try:
+            manifests = [m for s in drivers_for(rp) for m in compile_profile(rp, s).manifests()]
+        except DrakitError:
+            continue  # a profile that cannot compile is reported by `profile compile`
+        for obj, path, problem in kueue_profile_problems(manifests):
+            out.append(Finding("KueueCannotAdmit", "error", rp.source, f"Profile/{rp.name}", f"{obj}: {path}".rstrip(": "),
+                               problem, KUEUE_HINT))
+    for d in docs:
+        if not isinstance(d.value, Mapping) or d.value.get("kind") not in ("ResourceClaim", "ResourceClaimTemplate"):
+            continue
+        for obj, path, problem in kueue_profile_problems([d.value]):
+            out.append(Finding("KueueCannotAdmit", "error", d.loc(()), obj, path, problem, KUEUE_HINT))
     return out

@@ -20,6 +20,7 @@ HEADER = "| scenario"
     ("script", "scenarios"),
     [
         pytest.param("bench_allocator.py", ["(a) ", "(b) ", "(c) ", "(d) "], id="allocator"),
+        pytest.param("bench_queues.py", ["(a) drain the backlog"], id="queues"),
         pytest.param(
             "bench_selectors.py",
             ["(i) ", "(ii) ", "drakit cold", "allocator path, cached"],

@@ -95,6 +95,7 @@ def test_concurrency_limit(ledger: QueueLedger) -> None:
 
 SUBMITTERS = 50
 PER_SUBMITTER = 200
+HOLD_S = 0.001
 
 
 @pytest.mark.slow
@@ -103,7 +104,8 @@ def test_50_submitters_never_exceed_a_limit(ledger: QueueLedger) -> None:
 
     Each thread counts what it holds in a shared tally *after* its reservation committed and
     *before* it releases, so the tally never exceeds what the ledger holds: a tally over a limit
-    means the ledger was over it.
+    means the ledger was over it.  Every tenth reservation also reads the ledger's own view.
+    (A ledger without its lock fails this test: checked by hand by removing it.)
     """
     lock = threading.Lock()
     gpus = {"train": 0, "research": 0}
@@ -131,6 +133,13 @@ def test_50_submitters_never_exceed_a_limit(ledger: QueueLedger) -> None:
                     worst[queue] = max(worst[queue], gpus[queue])
                     worst["cohort"] = max(worst["cohort"], gpus["train"] + gpus["research"])
                     worst["train-running"] = max(worst["train-running"], running["train"])
+                if i % 10 == 0:  # the ledger's own view, one consistent read
+                    held = ledger.held()
+                    seen = {q: sum(r.demand.get("gpu", 0) for r in held if r.queue == q) for q in ("train", "research")}
+                    with lock:
+                        worst["held-cohort"] = max(worst.get("held-cohort", 0), seen["train"] + seen["research"])
+                        worst["held-train"] = max(worst.get("held-train", 0), seen["train"])
+                time.sleep(HOLD_S)  # the run: reservations overlap, so a race would show
                 with lock:
                     gpus[queue] -= want
                     running[queue] -= 1
@@ -148,4 +157,5 @@ def test_50_submitters_never_exceed_a_limit(ledger: QueueLedger) -> None:
     assert worst["train"] <= LIMITS["train"] and worst["research"] <= LIMITS["research"]
     assert worst["cohort"] <= COHORT_GPUS
     assert worst["train-running"] <= 5
+    assert worst["held-cohort"] <= COHORT_GPUS and worst["held-train"] <= LIMITS["train"]
     assert ledger.held() == ()

@@ -251,3 +251,27 @@ def test_fast_forward_changes_nothing(scenario: tuple[Setup, list[Arrive | Finis
     assert fast.cycles == slow.cycles
     assert {k: w.to_json() for k, w in fast.waits.items()} == {k: w.to_json() for k, w in slow.waits.items()}
     assert [a.to_json() for a in fast.admitted.values()] == [a.to_json() for a in slow.admitted.values()]
+
+
+def test_counter_charge_from_slices_is_the_largest_matching_consumption() -> None:
+    from drakit.queues.kueue import counter_charges, workload_from_job
+
+    s = Setup((ClusterQueue("mig", ((("mem",), (F,)),), {(F, "mem"): ResourceQuota(100 * 2**30)}),),
+              {("ns", "mig"): "mig"},
+              mappings=(DeviceClassMapping("mem", ("mig.nvidia.com",), "memory", "gpu.nvidia.com",
+                                           "device.attributes['gpu.nvidia.com'].type == 'mig'"),))
+
+    def dev(name: str, kind: str, gib: int) -> dict:
+        return {"name": name, "attributes": {"type": {"string": kind}},
+                "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": f"{gib}Gi"}}}]}
+
+    slices = [{"spec": {"driver": "gpu.nvidia.com", "pool": {"name": "n1"},
+                        "devices": [dev("mig-1g", "mig", 10), dev("mig-3g", "mig", 40), dev("gpu-0", "gpu", 80)]}}]
+    tmpl = {"spec": {"spec": {"devices": {"requests": [{"name": "m", "exactly": {"deviceClassName": "mig.nvidia.com", "count": 2}}]}}}}
+    charges = counter_charges(s, {"two-mig": tmpl}, {}, slices)
+    assert charges == {("two-mig", "m"): {"mem": 40 * 2**30}}  # the 80 GiB full GPU is not a MIG device
+    job_obj = {"metadata": {"name": "j", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "mig"}},
+               "spec": {"template": {"spec": {"containers": [{"name": "c"}],
+                                              "resourceClaims": [{"name": "m", "resourceClaimTemplateName": "two-mig"}]}}}}
+    engine, _ = replay(s, [Arrive(workload_from_job(job_obj, {"two-mig": tmpl}, charges=charges), 1)])
+    assert engine.admitted["ns/j"].to_json()["podSetAssignments"][0]["resourceUsage"] == {"mem": str(80 * 2**30)}
