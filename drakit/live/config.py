@@ -23,7 +23,6 @@ from typing import Any
 from drakit.live.client import ClusterError, ErrorCode
 
 DEFAULT_TIMEOUT = 30.0
-MAX_KUBECONFIG_BYTES = 4 * 1024 * 1024
 _NAMED = ("clusters", "users", "contexts")
 _FILE_FIELDS = {"clusters": ("certificate-authority",), "users": ("client-certificate", "client-key", "tokenFile")}
 
@@ -87,7 +86,7 @@ def load_kubeconfig(files: tuple[str, ...]) -> dict[str, Any]:
     seen: dict[str, set[str]] = {k: set() for k in _NAMED}
     for path in files:
         try:
-            text = read_one(path, limit=MAX_KUBECONFIG_BYTES)
+            text = read_one(path)
         except ReadError as e:
             raise ClusterError(ErrorCode.INVALID, f"kubeconfig {e}") from None
         docs, problems = parse_text(path, text)
