@@ -28,6 +28,11 @@ GATES: dict[str, str] = {
     "DRAResourceClaimDeviceStatus": "device_status",
 }
 
+# Gates of kube-scheduler outside DRA (the allocator and the oracle know nothing of them).
+SCHEDULER_GATES: dict[str, str] = {
+    "TaintTolerationComparisonOperators": "taint_comparison_operators",  # Lt/Gt tolerations; alpha 1.35-1.37
+}
+
 
 @dataclass(frozen=True)
 class Features:
@@ -41,6 +46,7 @@ class Features:
     consumable_capacity: bool = False
     binding_conditions: bool = False
     list_type_attributes: bool = False
+    taint_comparison_operators: bool = False
 
     @property
     def binding_and_status(self) -> bool:
@@ -72,16 +78,18 @@ class Features:
             name = name.strip()
             if not sep:
                 raise InvalidArgument(f"feature gate {quote(name)}: missing '=true' or '=false'")
-            if name not in GATES:
-                raise InvalidArgument(f"unknown feature gate {quote(name)}: known gates are {', '.join(GATES)}")
+            attribute = GATES.get(name) or SCHEDULER_GATES.get(name)
+            if attribute is None:
+                raise InvalidArgument(f"unknown feature gate {quote(name)}: known gates are "
+                                      f"{', '.join([*GATES, *SCHEDULER_GATES])}")
             value = raw.strip().lower()
             if value not in ("true", "false"):
                 raise InvalidArgument(f"feature gate {name}: invalid value {quote(raw)}, want true or false")
-            changes[GATES[name]] = value == "true"
+            changes[attribute] = value == "true"
         return replace(self, **changes)
 
     def gate_string(self) -> str:
-        """The canonical ``Name=bool,...`` form (what the oracle is handed)."""
+        """The canonical ``Name=bool,...`` form of the DRA gates (what the oracle is handed)."""
         return ",".join(f"{g}={str(getattr(self, a)).lower()}" for g, a in GATES.items())
 
 

@@ -133,7 +133,7 @@ def answer(
     *, feats: Any, timeout: float | None,
 ) -> NodeAnswer:
     name = name_of(node)
-    why = node_exclusion(pod, node) if pod is not None else ""
+    why = node_exclusion(pod, node, comparison_operators=feats.taint_comparison_operators) if pod is not None else ""
     if why:
         return NodeAnswer(name, None, why, ())
     trace = Trace()

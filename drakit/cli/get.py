@@ -5,7 +5,8 @@
 devices have attributes, not labels, and kubectl's label syntax is the one users already know.
 A driver's own attributes match bare or qualified with its name.  ``--free`` keeps devices no
 claim holds (a claim with ``adminAccess`` watches a device without taking it), ``--node`` and
-``--driver`` narrow by where and whose.  Exit 0 (also when nothing is listed), 2 usage, 1 invalid input.
+``--driver`` narrow by where and whose.  The fleet comes from ``-f``, ``--demo`` or, without
+either, the kubeconfig's cluster.  Exit 0 (also when nothing is listed), 2 usage, 1 invalid input.
 """
 
 from __future__ import annotations
@@ -16,18 +17,23 @@ from typing import Annotated
 import typer
 
 from drakit.cli.console import emit
-from drakit.cli.describe import Demo, SourceFiles, open_source
+from drakit.cli.door import Source, open_source
 from drakit.cli.options import (
+    Context,
+    Demo,
     FeatureGates,
+    Files,
     Format,
+    Kubeconfig,
     KubernetesVersion,
-    LabelSelector,
+    RequestTimeout,
     features,
     labels_match,
     output_option,
     parse_label_selector,
 )
 from drakit.errors import UsageError
+from drakit.explain.describe import columns
 from drakit.features import NEWEST_VERSION
 from drakit.inventory.fleet import DeviceRow, attribute_labels, fleet
 
@@ -53,10 +59,7 @@ def table(rows: Sequence[DeviceRow], *, wide: bool = False) -> str:
         if wide:
             line += [requests, r.slice]
         cells.append(line)
-    headers = [*HEADERS, *WIDE] if wide else list(HEADERS)
-    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    return "\n".join("   ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
-                     for line in (headers, *cells))
+    return "\n".join(columns([*HEADERS, *WIDE] if wide else HEADERS, cells))
 
 
 def select(rows: Sequence[DeviceRow], *, selector: str | None, free: bool, node: str | None,
@@ -73,9 +76,15 @@ def register(app: typer.Typer) -> None:
     @app.command("get")
     def get_cmd(
         resource: Annotated[str, typer.Argument(metavar="devices", help="What to list: devices.")],
-        files: SourceFiles = None,
+        files: Files = [],  # noqa: B006  (no -f: the cluster)
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
         demo: Demo = False,
-        selector: LabelSelector = None,
+        request_timeout: RequestTimeout = 30.0,
+        selector: Annotated[str | None, typer.Option(
+            "-l", "--selector", metavar="SELECTOR",
+            help="Device attributes in label syntax, e.g. 'productName=NVIDIA L4' or 'architecture in (Hopper,Blackwell)'.",
+        )] = None,
         free: Annotated[bool, typer.Option("--free", help="Only devices no claim holds.")] = False,
         node: Annotated[str | None, typer.Option("--node", metavar="NODE", help="Only devices on this node.")] = None,
         driver: Annotated[str | None, typer.Option("--driver", metavar="DRIVER", help="Only this driver's devices.")] = None,
@@ -87,7 +96,10 @@ def register(app: typer.Typer) -> None:
         if resource.lower() not in _RESOURCES:
             raise UsageError(f"drakit get lists devices only, not {resource!r} (use kubectl get for other kinds)")
         feats = features(kubernetes_version, feature_gates)
-        rows = select(fleet(open_source(files, demo, feats)), selector=selector, free=free, node=node, driver=driver)
+        # every namespace: a claim anywhere holds its devices; templates are not needed
+        snapshot = open_source(Source(files, kubeconfig, context, demo, request_timeout), feats, namespace=None,
+                               kinds=("Node", "ResourceSlice", "DeviceTaintRule", "ResourceClaim", "Pod"))
+        rows = select(fleet(snapshot), selector=selector, free=free, node=node, driver=driver)
         if output in (Format.json, Format.yaml):
             emit({"kind": "DeviceList", "items": [r.to_json() for r in rows]}, output)
         elif output == Format.name:

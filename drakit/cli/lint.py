@@ -98,7 +98,7 @@ def register(app: typer.Typer) -> None:
             docs, bundle = _documents(list(filename) or demo_paths())
             # Validation at the door: lint answers on objects the API server would accept (converted
             # v1beta1 objects and workloads' pod templates included, as every other verb checks them).
-            refuse_invalid((*bundle.entries, *bundle.workload_pods), features)
+            refuse_invalid((*bundle.entries, *bundle.checked_pods), features)
         # Profiles among the inputs: the classes they compile to count as used.  A QueueCatalog puts
         # the input behind Kueue: what Kueue cannot admit is flagged too.
         drakit_docs = [d for d in docs if isinstance(d.value, dict) and str(d.value.get("apiVersion", "")).startswith("drakit.dev/")]

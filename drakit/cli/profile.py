@@ -283,6 +283,8 @@ def _read(path: str) -> tuple[str, str]:
 
     Returns the text and the decoder's syntax errors, which are left to the splicer (its
     messages point at the column) unless it fails on them too."""
+    from drakit.cli.door import refuse_invalid
+    from drakit.features import Features
     from drakit.model.codec import Problem
     from drakit.model.load import decode_documents, source_problem
     from drakit.sources import ReadError, parse_text, read_one, split_lists
@@ -302,9 +304,12 @@ def _read(path: str) -> tuple[str, str]:
     from drakit.profiles.polyaxon import is_polyaxon_document
 
     listed: list[Problem] = []
-    _, typed = decode_documents(split_lists([d for d in docs if not is_polyaxon_document(d.data)], listed))
+    bundle, typed = decode_documents(split_lists([d for d in docs if not is_polyaxon_document(d.data)], listed))
     if typed or listed:  # kinds drakit types and the pod templates of workloads must be valid
         raise InvalidInput([*(source_problem(p) for p in listed), *typed])
+    # Then validated as every verb's input is: an object the API server would refuse is not
+    # rewritten into another one it would refuse too.
+    refuse_invalid((*bundle.entries, *bundle.checked_pods), Features.for_version())
     return text, ""
 
 

@@ -107,7 +107,9 @@ def explain_cmd(
 ) -> None:
     """Offline: replay the Jobs in -f (by creation time) through the engine and say why NAME waits (exit 3) or not."""
     from drakit.cli.door import refuse_invalid
+    from drakit.errors import InvalidInput
     from drakit.features import Features
+    from drakit.model.load import decode_documents
     from drakit.queues.admission import Engine
     from drakit.queues.compile import setup_of
     from drakit.queues.explain import explain_workload, stuck_after_fix
@@ -117,13 +119,16 @@ def explain_cmd(
         workload_from_job,
         workload_from_object,
     )
-    from drakit.sources import load_bundle, load_manifest_documents
+    from drakit.sources import load_manifest_documents
 
-    # Core objects (Jobs' pod templates, claim templates) are decoded and validated at the door as
-    # every verb does; Kueue's kinds are read by the queue readers, a malformed one refused by line.
-    bundle = load_bundle(filename)
-    refuse_invalid((*bundle.entries, *bundle.workload_pods), Features.for_version(NEWEST_VERSION))
+    # Read once (stdin can be read only once). Core objects (Jobs' pod templates, claim templates)
+    # are decoded and validated at the door as every verb does; Kueue's kinds are read by the queue
+    # readers, a malformed one refused by line.
     docs = load_manifest_documents(filename)
+    bundle, problems = decode_documents(docs)
+    if problems:
+        raise InvalidInput(problems)
+    refuse_invalid((*bundle.entries, *bundle.checked_pods), Features.for_version(NEWEST_VERSION))
     objs = [d.data for d in docs]
     spaces = sorted({_namespace(o) for o in objs})
     with _malformed(docs, "Kueue objects"):

@@ -44,11 +44,15 @@ def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
     from drakit.executors.nvmlreplay import ReplayNvml
 
     if replay:
+        from drakit.sources.read import read_path
+
+        text = read_path(replay)  # bounded; its errors are already one line naming the file
         try:
-            lib = ReplayNvml(json.loads(Path(replay).read_text(encoding="utf-8")))
-        except (OSError, ValueError) as e:
-            raise InvalidArgument(f"{replay}: not an NVML recording ({e})") from None
-        snapshot = read_snapshot(lib, lib.readlink)
+            lib = ReplayNvml(json.loads(text))
+            snapshot = read_snapshot(lib, lib.readlink)
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as e:
+            what = e.msg if isinstance(e, json.JSONDecodeError) else f"{type(e).__name__}: {e}"
+            raise InvalidArgument(f"{replay}: not an NVML recording ({what})") from None
     else:
         snapshot = read_snapshot()
     try:
@@ -57,8 +61,7 @@ def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
         raise DrakitError(f"NVML answered what the NVIDIA driver would refuse: {e}") from None
 
 
-def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: str,
-                    replay: str | None = None) -> ClusterSnapshot:
+def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: str) -> ClusterSnapshot:
     """``-f`` manifests, the embedded demo cluster, or this machine's NVML slice (in that order)."""
     if files:
         from drakit.cli.door import open_snapshot
@@ -68,10 +71,24 @@ def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: 
         from drakit.demo import cluster_objects
 
         return ClusterSnapshot.from_objects(cluster_objects())
+    from drakit.executors.nvmlread import NvmlUnavailable
     from drakit.inventory.templates import nvidia_device_class
 
-    objects = [nvml_slice(node, replay), nvidia_device_class(), nvidia_device_class("mig.nvidia.com", "mig")]
+    try:
+        local = nvml_slice(node)
+    except NvmlUnavailable as e:
+        raise NvmlUnavailable(f"{e}; pass -f INVENTORY or --demo to run on a declared inventory") from None
+    objects = [local, nvidia_device_class(), nvidia_device_class("mig.nvidia.com", "mig")]
     return ClusterSnapshot.from_objects(objects)
+
+
+def _ledger(engine: Any, catalog_path: str) -> Any:
+    """The queue engine's durable ledger in the record store: every submitter process shares it."""
+    from drakit.queues import load_catalog_text, setup_of
+    from drakit.sources.read import read_path
+    from drakit.store.ledger import SqlQueueLedger
+
+    return SqlQueueLedger(engine, setup_of(load_catalog_text(read_path(catalog_path), catalog_path).catalog))
 
 
 def _summary(record: Any) -> None:
@@ -90,7 +107,7 @@ def register(app: typer.Typer) -> None:
         command: Annotated[list[str], typer.Argument(metavar="-- COMMAND...", help="What to run.")],
         profile: Annotated[str, typer.Option("--profile", "-p", help="Profile (file or bundled name) the run's devices follow.")],
         queue: Annotated[str, typer.Option("--queue", help="Queue to be admitted through (none: admitted at once).")] = "",
-        queue_limit: Annotated[int, typer.Option("--queue-limit", min=1, help="Concurrent runs the queue admits.")] = 8,
+        queues: Annotated[str | None, typer.Option("--queues", metavar="CATALOG", help="QueueCatalog file the queue is defined in.")] = None,
         executor: Annotated[str, typer.Option("--executor", help="local (this machine), sim (placement only) or kubernetes.")] = "local",
         image: Annotated[str, typer.Option("--image", help="Container image (recorded; the local executor runs on the host).")] = "",
         files: Annotated[list[str] | None, typer.Option("-f", "--filename", metavar="FILE", help="A declared inventory instead of NVML; repeatable.")] = None,
@@ -99,6 +116,7 @@ def register(app: typer.Typer) -> None:
         run_id: Annotated[str | None, typer.Option("--run-id", help="ID to record the run under (default: a new one).")] = None,
         namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
         store: StoreOption = None,
+        mlflow: Annotated[str | None, typer.Option("--mlflow", metavar="URI", help="Also mirror the run to this MLflow tracking URI.")] = None,
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
         feature_gates: FeatureGates = None,
         output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
@@ -108,7 +126,6 @@ def register(app: typer.Typer) -> None:
         Exit status: the command's own when it ran; 3 when it could not be placed or admitted.
         """
         from drakit.executors.base import RunRequest, execute
-        from drakit.executors.ledger import MemoryQueueLedger
         from drakit.executors.local import LocalLauncher, SimLauncher
         from drakit.executors.placement import DeviceBook
         from drakit.records.render import record_json
@@ -125,13 +142,19 @@ def register(app: typer.Typer) -> None:
         profiles = load_profile_files([profile])
         chosen = profiles.get(profiles.given[0]) if profiles.given else profiles.get(profile)
         inventory = local_inventory(files, demo or (executor == "sim" and not files), feats, socket.gethostname())
+        if queue and not queues:
+            raise InvalidArgument(f"--queue {queue}: name the QueueCatalog that defines it with --queues CATALOG")
         records = open_records(store)
-        ledger = MemoryQueueLedger({queue: {"workloads": queue_limit}}) if queue else None
+        ledger = _ledger(records.engine, queues) if queue and queues else None
         request = RunRequest(run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", profile=chosen, command=tuple(command),
                              queue=queue, namespace=namespace, image=image, product=product,
                              env={"DRAKIT_STORE": str(records.engine.url.render_as_string(hide_password=False))})
         launcher = SimLauncher() if executor == "sim" else LocalLauncher()
         record = execute(records, DeviceBook(inventory, feats), launcher, request, executor=executor, ledger=ledger)
+        if mlflow:
+            from drakit.executors.mlflow import mirror
+
+            typer.echo(f"mlflow run {mirror(record, mlflow)}", err=True)
         if output != Format.text:
             emit(record_json(record), output)
         else:
@@ -139,7 +162,8 @@ def register(app: typer.Typer) -> None:
         if record.run.state is not RunState.FINISHED:
             raise typer.Exit(EXIT_UNSATISFIABLE)
         status = record.result.exit_status if record.result else None
-        raise typer.Exit(EXIT_OK if status is None else max(0, min(status, 255)))
+        # A command killed by signal N is recorded as -N (as Python reports it) and exits 128+N, as a shell does.
+        raise typer.Exit(EXIT_OK if status is None else (128 - status if status < 0 else min(status, 255)))
 
     @app.command("record-env")
     def record_env(

@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
         except InvalidInput as e:
             raise typer.Exit(_report(e.problems, (), output, 0)) from None
         # Pods made from workload templates are validated like pods (their errors name the pod).
-        objects = _select((*bundle.entries, *bundle.workload_pods), scope, selector)
+        objects = _select((*bundle.entries, *bundle.checked_pods), scope, selector)
         report = validate_report(objects, feats)
         warnings = (*bundle.notes, *report.warnings)
         if output == Format.name:

@@ -117,10 +117,12 @@ def manifests_cmd(
         raise UsageError(f"--failure-policy {failure_policy!r}: want Fail or Ignore")
     if url is not None and not url.startswith("https://"):
         raise UsageError(f"--url {url}: the API server calls webhooks over https:// only")
+    from drakit.sources.read import ReadError, read_path
+
     try:
-        ca = Path(ca_file).read_bytes()
-    except OSError as e:
-        raise InvalidInput(f"--ca-file {ca_file}: {e.strerror}") from None
+        ca = read_path(ca_file).encode()
+    except ReadError as e:
+        raise InvalidInput(f"--ca-file {e}") from None
     if b"-----BEGIN CERTIFICATE-----" not in ca:
         raise InvalidInput(f"--ca-file {ca_file}: not a PEM certificate")
     _, resolved = _injector(profiles, driver, legacy, kueue_pods)

@@ -16,16 +16,17 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-from drakit.executors.ledger import WORKLOADS, QueueLedger, Refused
 from drakit.executors.placement import DeviceBook, Placement, claim_for
 from drakit.outcomes import ExplainCode, Owner, Reason, Stage, Verdict
 from drakit.profiles.loader import ResolvedProfile
+from drakit.queues.admission import Setup
+from drakit.queues.ledger import QueueLedger, RefusalCode, Refused
 from drakit.records.run import TERMINAL, MetricPoint, Run, RunRecord, RunResult, RunState
 from drakit.store.protocol import RecordStore
 
-__all__ = ["Executor", "Launched", "Launcher", "RunRequest", "execute", "resume_open", "run_context"]
+__all__ = ["Executor", "Launched", "Launcher", "RunRequest", "demand_of", "execute", "resume_open", "run_context"]
 
 
 @dataclass(frozen=True)
@@ -88,26 +89,48 @@ def _backoff(poll_s: float, attempt: int) -> float:
     return min(poll_s * 2 ** min(attempt, 16), 0.05)
 
 
+# The ledger's refusals in the core's vocabulary: waiting for quota or a slot, never fitting, misconfigured.
+_REFUSALS = {
+    RefusalCode.WAITING_FOR_QUOTA: (ExplainCode.DEVICES_IN_USE, Verdict.WAITING),
+    RefusalCode.CONCURRENCY: (ExplainCode.DEVICES_IN_USE, Verdict.WAITING),
+    RefusalCode.EXCEEDS_MAX: (ExplainCode.NOT_ENOUGH_DEVICES, Verdict.NEVER),
+    RefusalCode.UNCOVERED: (ExplainCode.NOT_ENOUGH_DEVICES, Verdict.NEVER),
+}
+
+
 def _queue_reason(answer: Refused, wait_s: float) -> Reason:
-    """A refusal as the core's reason (the queue engine's own codes replace these when it lands)."""
-    code, verdict = {"QuotaExhausted": (ExplainCode.DEVICES_IN_USE, Verdict.WAITING),
-                     "ExceedsLimit": (ExplainCode.NOT_ENOUGH_DEVICES, Verdict.NEVER)}.get(
-        answer.code, (ExplainCode.ALLOCATION_ERROR, Verdict.BROKEN))
-    waited = f" after waiting {wait_s:g}s" if answer.waits else ""
-    return Reason(code=code, message=f"queue {answer.queue}: {answer.reason}{waited}", verdict=verdict,
-                  owner=Owner.PLATFORM, stage=Stage.CLAIMS, hint=f"the queue ledger answered {answer.code}")
+    code, verdict = _REFUSALS.get(answer.code, (ExplainCode.ALLOCATION_ERROR, Verdict.BROKEN))
+    waited = f" after waiting {wait_s:g}s" if answer.retry else ""
+    return Reason(code=code, message=f"queue {answer.queue}: {answer.message}{waited}", verdict=verdict,
+                  owner=Owner.PLATFORM, stage=Stage.CLAIMS,
+                  hint=answer.hint or f"the queue ledger answered {answer.code.value}")
 
 
-def _admit(store: RecordStore, ledger: QueueLedger | None, request: RunRequest, devices: int,
+def demand_of(claim: Mapping[str, Any], setup: Setup | None) -> dict[str, int]:
+    """What the claim charges a queue: devices per catalog resource (its device-class mapping).
+
+    Classes no mapping names are not charged (the ledger adds the run's ``pods`` itself).
+    """
+    resource_of = {c: m.name for m in (setup.mappings if setup else ()) for c in m.device_classes}
+    demand: dict[str, int] = {}
+    for request in claim["spec"]["devices"]["requests"]:
+        part = request.get("exactly") or (request.get("firstAvailable") or [{}])[0]
+        resource = resource_of.get(str(part.get("deviceClassName", "")))
+        if resource is not None:
+            count = int(part.get("count", 1)) if part.get("allocationMode", "ExactCount") == "ExactCount" else 1
+            demand[resource] = demand.get(resource, 0) + count
+    return demand
+
+
+def _admit(store: RecordStore, ledger: QueueLedger | None, request: RunRequest, demand: Mapping[str, int],
            wait_s: float, poll_s: float, *, advance: bool = True) -> Reason | None:
     if request.queue and ledger is not None:
         deadline = time.monotonic() + wait_s
         for attempt in itertools.count():
-            answer = ledger.reserve(request.queue, request.run_id, {WORKLOADS: 1, "devices": devices},
-                                    datetime.now(UTC))
+            answer = ledger.reserve(request.queue, request.run_id, demand, datetime.now(UTC))
             if not isinstance(answer, Refused):
                 break
-            if not answer.waits or time.monotonic() > deadline:
+            if not answer.retry or time.monotonic() > deadline:
                 return _queue_reason(answer, wait_s)
             time.sleep(_backoff(poll_s, attempt))
     if advance:
@@ -115,35 +138,35 @@ def _admit(store: RecordStore, ledger: QueueLedger | None, request: RunRequest, 
     return None
 
 
-def _count(claim: Mapping[str, object]) -> int:
-    requests = claim["spec"]["devices"]["requests"]  # type: ignore[index]
-    total = 0
-    for r in requests:
-        part = r.get("exactly") or (r.get("firstAvailable") or [{}])[0]
-        total += int(part.get("count", 1)) if part.get("allocationMode", "ExactCount") == "ExactCount" else 1
-    return total
-
-
 def execute(store: RecordStore, book: DeviceBook, launcher: Launcher, request: RunRequest, *,
             executor: str, ledger: QueueLedger | None = None, wait_s: float = 3600.0,
             poll_s: float = 0.002) -> RunRecord:
-    """Record ``request`` from submission to its end through ``launcher``; every step one store transaction."""
+    """Record ``request`` from submission to its end through ``launcher``; every step one store transaction.
+
+    The profile is compiled before anything is recorded: a profile that cannot express its claim
+    is the caller's error (raised), not a run left open.
+    """
+    compiled = claim_for(request.profile, namespace=request.namespace, name=f"{request.run_id}-claim",
+                         uid=book.ids.new_id(), product=request.product)
     run = Run.submit(datetime.now(UTC), id=request.run_id, recipe=request.recipe or request.profile.name,
                      profile=request.profile.name, queue=request.queue, namespace=request.namespace,
                      executor=executor, command=request.command, image=request.image)
     store.create(run)
-    return _carry_on(store, book, launcher, request, run.state, ledger, wait_s, poll_s)
+    return _carry_on(store, book, launcher, request, run.state, ledger, wait_s, poll_s, compiled=compiled)
 
 
 def _carry_on(store: RecordStore, book: DeviceBook, launcher: Launcher, request: RunRequest, state: RunState,
-              ledger: QueueLedger | None, wait_s: float, poll_s: float, record: RunRecord | None = None) -> RunRecord:
+              ledger: QueueLedger | None, wait_s: float, poll_s: float, record: RunRecord | None = None,
+              compiled: tuple[dict[str, Any], dict[str, Any], str] | None = None) -> RunRecord:
     """Take a run from ``state`` (submitted, admitted or claim-allocated) to its end."""
     run_id = request.run_id
-    claim, device_class, template = claim_for(request.profile, namespace=request.namespace,
-                                              name=f"{run_id}-claim", uid=book.ids.new_id(), product=request.product)
+    claim, device_class, template = compiled or claim_for(request.profile, namespace=request.namespace,
+                                                          name=f"{run_id}-claim", uid=book.ids.new_id(),
+                                                          product=request.product)
     try:
         if state in (RunState.SUBMITTED, RunState.ADMITTED):
-            refusal = _admit(store, ledger, request, _count(claim), wait_s, poll_s, advance=state is RunState.SUBMITTED)
+            refusal = _admit(store, ledger, request, demand_of(claim, getattr(ledger, "setup", None)), wait_s, poll_s,
+                             advance=state is RunState.SUBMITTED)
             if refusal is not None:
                 return _failed(store, run_id, refusal)
             deadline = time.monotonic() + wait_s
@@ -201,6 +224,8 @@ def resume_open(store: RecordStore, book: DeviceBook, launcher: Launcher, profil
             continue
         if run.state is RunState.CONTAINER_STARTED:
             store.advance(run.id, RunState.FAILED)
+            if ledger is not None:  # a durable reservation outlives the recorder that held it
+                ledger.release(run.id)
             done.append(store.get(run.id))
             continue
         request = RunRequest(run_id=run.id, profile=profiles(run.profile), command=run.command, recipe=run.recipe,

@@ -10,6 +10,7 @@ duration instead of a process.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 from drakit.executors import metrics
 from drakit.executors.base import Launched, RunRequest, tags_json
 from drakit.executors.placement import Placement
+from drakit.sources.read import ReadError, read_path
 
 __all__ = ["LocalLauncher", "SimLauncher", "launch_env"]
 
@@ -69,8 +71,7 @@ class LocalLauncher:
                 child.kill()
                 status = child.wait()
             t1 = time.monotonic()
-            got = metrics.parse(Path(path).read_text(encoding="utf-8", errors="replace")
-                                if Path(path).exists() else "", path)
+            got = _read_metrics(path)
         # The ready mark is wall-clock (written by another process); place it on the monotonic line.
         ready = spawned if got.ready_at is None else min(max(t0 + (got.ready_at - wall0), t0), t1)
         return Launched(exit_status=status, startup_s=ready - t0, runtime_s=t1 - ready,
@@ -86,3 +87,13 @@ class SimLauncher:
     def launch(self, request: RunRequest, placement: Placement, started: Callable[[], None]) -> Launched:
         started()
         return Launched(exit_status=0, startup_s=0.0, runtime_s=self.duration_s)
+
+
+def _read_metrics(path: str) -> metrics.Metrics:
+    """The channel the command wrote, through the bounded reader: a runaway writer is a problem, not a crash."""
+    if not Path(path).exists():
+        return metrics.parse("", path)
+    try:
+        return metrics.parse(read_path(path), path)
+    except ReadError as e:
+        return dataclasses.replace(metrics.parse("", path), problems=(str(e),))

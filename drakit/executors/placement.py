@@ -8,6 +8,7 @@ run.  A :class:`DeviceBook` serialises that between concurrent runs of one proce
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -46,7 +47,7 @@ def restrict_to_product(claim: dict[str, Any], attribute: str, product: str) -> 
     """The claim with every (sub)request also requiring ``attribute == product`` (the trial runs per product)."""
     cel = {"cel": {"expression": f"device.attributes[{json.dumps(attribute.split('/')[0])}]"
                                  f"[{json.dumps(attribute.split('/')[-1])}] == {json.dumps(product)}"}}
-    out = json.loads(json.dumps(claim))
+    out = copy.deepcopy(claim)
     for request in out["spec"]["devices"]["requests"]:
         for part in (request.get("firstAvailable") or []) + ([request["exactly"]] if "exactly" in request else []):
             part["selectors"] = [*(part.get("selectors") or []), cel]
@@ -62,7 +63,7 @@ def claim_for(rp: ResolvedProfile, *, namespace: str, name: str, uid: str,
     spec = source["spec"]["spec"] if source.get("kind") == "ResourceClaimTemplate" else source["spec"]
     claim: dict[str, Any] = {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": namespace, "uid": uid}, "spec": json.loads(json.dumps(spec)),
+        "metadata": {"name": name, "namespace": namespace, "uid": uid}, "spec": copy.deepcopy(spec),
     }
     if product is not None:
         role = schema.roles.get("product", "productName")

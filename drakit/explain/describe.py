@@ -391,9 +391,9 @@ def _events(snapshot: ClusterSnapshot, involved: Sequence[tuple[str, Obj]]) -> t
 WIDTH = 100
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str) -> list[str]:
+def columns(headers: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> list[str]:
     """kubectl's tabwriter layout: columns padded to their widest cell, three spaces apart."""
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
     out = []
     for r in (headers, *rows):
         out.append(indent + "   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
@@ -422,7 +422,7 @@ def _claim_text(c: ClaimView) -> list[str]:
     lines += _fields(fields, "    ")
     if c.requests:
         lines.append("    Requests:")
-        lines += _table(("NAME", "CLASS", "MODE", "COUNT", "SELECTORS"),
+        lines += columns(("NAME", "CLASS", "MODE", "COUNT", "SELECTORS"),
                         [(r.name, r.device_class, r.mode + (" admin" if r.admin_access else ""),
                           str(r.count) if r.mode == "ExactCount" else "all", str(len(r.selectors)))
                          for r in c.requests], "      ")
@@ -431,7 +431,7 @@ def _claim_text(c: ClaimView) -> list[str]:
                 lines += _wrapped(f"{r.name} #{i}: ", s, "      ")
     if c.devices:
         lines.append("    Devices:")
-        lines += _table(("REQUEST", "DEVICE", "NODE", "PRODUCT", "MEMORY", "TAINTS"),
+        lines += columns(("REQUEST", "DEVICE", "NODE", "PRODUCT", "MEMORY", "TAINTS"),
                         [(d.request, d.ident + (" (admin)" if d.admin_access else ""),
                           d.node or "?", d.product or "(not published)", d.memory or "-", ",".join(d.taints) or "-")
                          for d in c.devices], "      ")
@@ -473,7 +473,7 @@ def render_description(d: Description) -> str:
         lines.append("Used by claims:  " + (", ".join(d.users) or "<none>"))
     if d.events:
         lines.append("Events:")
-        lines += _table(("TIME", "TYPE", "REASON", "FROM", "OBJECT", "MESSAGE"),
+        lines += columns(("TIME", "TYPE", "REASON", "FROM", "OBJECT", "MESSAGE"),
                         [(e.time or "<unknown>", e.type, e.reason, e.source, e.object,
                           e.message + (f" (x{e.count})" if e.count > 1 else "")) for e in d.events], "  ")
     else:

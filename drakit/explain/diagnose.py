@@ -275,8 +275,9 @@ def _diagnose(ctx: _Ctx, kind: str, name: str, namespace: str) -> Diagnosis:
         _diagnose_pod(ctx, pod)
         target = f"pod/{namespace}/{name}"
         origin = inp.origins.get(f"{namespace}/{name}")
-        if origin:
-            return replace(_conclude(ctx, target), origin=f"pod template of {origin}")
+        if origin:  # only a StatefulSet's pod names are known before its controller makes them
+            generated = "" if origin.startswith("StatefulSet ") else "; the controller generates the pod's name"
+            return replace(_conclude(ctx, target), origin=f"pod template of {origin}{generated}")
     elif kind in ("claim", "resourceclaim"):
         claim = inp.find_claim(name, namespace)
         if claim is None:
@@ -593,8 +594,11 @@ def _nodes(inp: ClusterSnapshot) -> tuple[list[Obj], bool]:
     return [{"metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}}} for n in names], True
 
 
-def node_exclusion(pod: Obj, node: Obj) -> str:
-    """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''."""
+def node_exclusion(pod: Obj, node: Obj, *, comparison_operators: bool = False) -> str:
+    """Why the scheduler's other plugins rule the node out for the pod (scheduler wording), or ''.
+
+    ``comparison_operators``: the TaintTolerationComparisonOperators gate (``Lt``/``Gt``
+    tolerations), which kube-scheduler hands its TaintToleration plugin."""
     spec = pod.get("spec") or {}
     meta = node.get("metadata") or {}
     tolerations = spec.get("tolerations") or []
@@ -606,7 +610,8 @@ def node_exclusion(pod: Obj, node: Obj) -> str:
         return "node(s) were unschedulable"
     if not pod_matches_node_affinity(spec, node):
         return "node(s) didn't match Pod's node affinity/selector"
-    if find_untolerated_taint((node.get("spec") or {}).get("taints") or [], tolerations, ("NoSchedule", "NoExecute")):
+    if find_untolerated_taint((node.get("spec") or {}).get("taints") or [], tolerations, ("NoSchedule", "NoExecute"),
+                              comparison_operators=comparison_operators):
         # kube-scheduler 1.37's TaintToleration wording (older releases named the taint).
         return "node(s) had untolerated taint(s)"
     return ""
@@ -619,12 +624,13 @@ def _usable_nodes(ctx: _Ctx, pod: Obj | None) -> list[Obj]:
         usable: list[Obj] = []
         excluded: dict[str, int] = {}
         taints: dict[str, int] = {}  # "key=value:effect" -> nodes it keeps the pod off
+        gate = ctx.features.taint_comparison_operators
         for n in nodes:
-            why = node_exclusion(pod, n) if pod is not None else ""
+            why = node_exclusion(pod, n, comparison_operators=gate) if pod is not None else ""
             if why:
                 excluded[why] = excluded.get(why, 0) + 1
                 if pod is not None and "taint" in why:
-                    t = untolerated_node_taint(pod, n)
+                    t = untolerated_node_taint(pod, n, comparison_operators=gate)
                     if t:
                         taints[t] = taints.get(t, 0) + 1
             else:
@@ -730,11 +736,12 @@ def _resource_fit(ctx: _Ctx, pod: Obj, nodes: list[Obj], excluded: dict[str, int
     return []
 
 
-def untolerated_node_taint(pod: Obj, node: Obj) -> str:
+def untolerated_node_taint(pod: Obj, node: Obj, *, comparison_operators: bool = False) -> str:
     """The first NoSchedule/NoExecute taint of ``node`` the pod does not tolerate, as ``key=value:effect``."""
     tolerations = (pod.get("spec") or {}).get("tolerations") or []
     taints = (node.get("spec") or {}).get("taints") or []
-    taint = find_untolerated_taint(taints, tolerations, ("NoSchedule", "NoExecute"))
+    taint = find_untolerated_taint(taints, tolerations, ("NoSchedule", "NoExecute"),
+                                   comparison_operators=comparison_operators)
     if taint is None:
         return ""
     value = taint.get("value") or ""

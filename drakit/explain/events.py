@@ -7,8 +7,8 @@ scheduler sees the pod at all, and the scheduler's own ``FailedScheduling``.  Te
 by their wording is only as good as the wording, so the tables below quote the format strings of
 Kubernetes v1.37.2 verbatim, each with the file that builds it; a test renders every format with
 Go's ``%s`` / ``%q`` rules and checks that it lands in its class.  Upstream rewords these texts
-between releases (the reference notes still show v1.31's "resource claim"), which is why the
-patterns key on the stable words, not on punctuation around names.
+between releases (older kubelets wrote "resource claim" and "failed to fetch ..."), which is why
+the patterns key on the stable words, and either wrapping prefix may be missing.
 
 Pure: messages in, frozen values out.
 """

@@ -182,9 +182,9 @@ class ClusterSnapshot:
                 wire = to_wire(entry.obj)
                 wire.setdefault("kind", entry.kind)
                 objects.append(wire)
-        # A workload's pod template counts as one of its pods (``<name>-0``, owner referenced),
-        # so explain and trial answer for a Job or Deployment before any pod exists.  A pod
-        # given with the same name is the real one and wins.
+        # A workload's pod template counts as the pods its controller would make (owner
+        # referenced), so explain and trial answer for a Job or Deployment before any pod
+        # exists.  A pod given with the same name is the real one and wins.
         given = {key_of(with_namespace(o)) for o in objects if o.get("kind") == "Pod"}
         origins: dict[str, str] = {}
         for entry in bundle.workload_pods:

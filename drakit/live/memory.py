@@ -20,6 +20,7 @@ from typing import Any
 from drakit.live.client import (
     FIELD_MANAGER,
     RESOURCE_V1,
+    RESOURCES,
     ClusterError,
     Conflict,
     ErrorCode,
@@ -68,6 +69,9 @@ class MemoryCluster:
         self.owners.pop(key, None)
         self._record("DELETED", key, obj)
 
+    def close(self) -> None:
+        """Nothing to release (the real client closes its connection pool)."""
+
     def compact(self) -> None:
         """Forget every watch event so far (etcd compaction): older versions become 410 Gone."""
         self.log.clear()
@@ -77,7 +81,7 @@ class MemoryCluster:
 
     def server_info(self) -> ServerInfo:
         self._fail("discover", "")
-        kinds = frozenset(k for k in _all_kinds() if self.resource_v1 or resource_of(k).api_version != RESOURCE_V1)
+        kinds = frozenset(k for k, r in RESOURCES.items() if self.resource_v1 or r.api_version != RESOURCE_V1)
         return ServerInfo(self.git_version, self.resource_v1, kinds)
 
     def list(
@@ -250,12 +254,6 @@ class MemoryCluster:
         if drop:
             self.compacted = self.log[drop - 1][0]
             del self.log[:drop]
-
-
-def _all_kinds() -> Iterable[str]:
-    from drakit.live.client import RESOURCES
-
-    return RESOURCES
 
 
 def _content(obj: Obj) -> Obj:

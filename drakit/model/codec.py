@@ -11,7 +11,7 @@ YAML is read as ``sigs.k8s.io/yaml`` reads it (go-yaml v2 underneath, then YAML-
 * keys that resolve to non-strings become JSON strings (``y:`` is the key ``"true"``);
 * a key written twice is an error (``line 8: key "name" already set in map``, the strict
   decoder's wording); NaN and infinities cannot become JSON (``json: unsupported value``);
-* aliases are budgeted like go-yaml v2 (``document contains excessive aliasing``) and an
+* aliases are budgeted like go-yaml v2, step by step (``document contains excessive aliasing``); an
   anchor that contains itself is refused; nesting is limited to ``MAX_DEPTH`` levels.
 
 Speed: libyaml (PyYAML's C parser) composes the nodes and one tight constructor builds plain
@@ -238,46 +238,57 @@ class _Loader(_BaseLoader):
         """See :meth:`descend_resolver`."""
 
 
-@dataclass
-class _Budget:
-    decoded: int = 0
-    aliased: int = 0
-
-
 class _Builder:
-    """Nodes to plain values; checks depth, duplicates, aliases and non-JSON numbers."""
+    """Nodes to plain values; checks depth, duplicates, aliases and non-JSON numbers.
+
+    The alias budget is go-yaml v2's (``decoder.unmarshal``), counted step by step as it
+    counts: every node decoded is one step (the document, keys, an alias node itself), every
+    step inside an alias expansion is also an aliased one, and the ratio is checked at each
+    step, so a document can fail midway and not only on its totals.  An expansion is not
+    walked again: its size is added at once and checked at its end, where the ratio is
+    highest (both counts grow by one per step, the allowed ratio only falls).
+    """
 
     def __init__(self, with_aliases: bool) -> None:
         self.memo: dict[int, tuple[Any, int]] | None = {} if with_aliases else None
         self.building: set[int] = set()
-        self.budget = _Budget()
+        self.decoded = 0
+        self.aliased = 0
         self.nonfinite: list[yaml.Node] = []
         self.bigint = False
 
     def build(self, node: yaml.Node) -> Any:
+        self.decoded += 1  # the document node
         value, _ = self._node(node, 1)
-        b = self.budget
-        if (b.aliased > 100 and b.decoded > 1000
-                and b.aliased / b.decoded > allowed_alias_ratio(b.decoded)):
-            raise DecodeError("document contains excessive aliasing", node.start_mark.line + 1)
         return value
 
+    def _check_aliases(self, node: yaml.Node) -> None:
+        a, d = self.aliased, self.decoded
+        if a > 100 and d > 1000 and a / d > allowed_alias_ratio(d):
+            raise DecodeError("document contains excessive aliasing", node.start_mark.line + 1)
+
     def _node(self, node: yaml.Node, depth: int) -> tuple[Any, int]:
+        """The value and the number of decoding steps go-yaml takes for ``node`` (its size)."""
         memo = self.memo
         if memo is not None:
             key = id(node)
             hit = memo.get(key)
             if hit is not None:  # an alias: go-yaml decodes the anchored value again
-                self.budget.decoded += hit[1]
-                self.budget.aliased += hit[1]
-                return hit
+                value, size = hit
+                self.decoded += 1 + size  # the alias node, then the expansion
+                self.aliased += size
+                self._check_aliases(node)
+                return value, 1 + size
             if key in self.building:
                 raise DecodeError("anchor value contains itself", node.start_mark.line + 1)
+            self.decoded += 1
+            self._check_aliases(node)
+        else:
+            self.decoded += 1  # no anchors: nothing is aliased, the ratio stays 0
         if depth > MAX_DEPTH:
             raise DecodeError(f"nesting is deeper than {MAX_DEPTH} levels", node.start_mark.line + 1)
         cls = node.__class__
         if cls is yaml.ScalarNode:
-            self.budget.decoded += 1
             tag = node.tag
             if tag is _PLAIN or tag == _PLAIN:
                 v = resolve_plain(node.value)
@@ -290,6 +301,8 @@ class _Builder:
                 self.nonfinite.append(node)
             elif t is int and not INT64_MIN <= v <= INT64_MAX:
                 self.bigint = True
+            if memo is not None:  # an anchored scalar can be aliased too
+                memo[id(node)] = (v, 1)
             return v, 1
         if memo is not None:
             self.building.add(id(node))
@@ -303,7 +316,6 @@ class _Builder:
             out: Any = items
         else:
             out, size = self._mapping(node, depth)
-        self.budget.decoded += 1
         if memo is not None:
             self.building.discard(id(node))
             memo[id(node)] = (out, size)
@@ -321,7 +333,8 @@ class _Builder:
             if key_node.tag is _PLAIN and key_node.value == "<<":
                 merges.append(value_node)
                 continue
-            k, _ = self._node(key_node, depth + 1)
+            k, key_size = self._node(key_node, depth + 1)
+            size += key_size  # go-yaml decodes every key: one step each
             key = _intern(_json_key(k) if k.__class__ is not str else k)  # one str per key name, as json does
             if key in out:
                 raise DecodeError(f"key {go_quote_key(k)} already set in map", key_node.start_mark.line + 1,

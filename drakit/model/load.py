@@ -101,6 +101,9 @@ class Entry:
     namespace: str  # effective: "default" for namespaced kinds without one, "" for cluster-scoped
     wire: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     owner: str = ""
+    replica: int = 0  # a template pod's index among the pods its controller makes
+    replicas: int = 1
+    generated: bool = False  # the controller generates the name: ``name`` stands in for it
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,11 @@ class Bundle:
 
     def _of(self, kind: str) -> tuple[Any, ...]:
         return tuple(e.obj for e in self.entries if e.kind == kind)
+
+    @property
+    def checked_pods(self) -> tuple[Entry, ...]:
+        """One template pod per template (its replicas differ only by name): what validation reads."""
+        return tuple(e for e in self.workload_pods if e.replica == 0)
 
     @property
     def objects(self) -> tuple[Wire, ...]:
@@ -363,6 +371,7 @@ def decode_documents(
     skipped: Counter[str] = Counter()
     converted: Counter[str] = Counter()
     seen: dict[tuple[str, str, str], Document] = {}
+    notes: list[str] = []
     with collector_paused():
         for doc in docs:
             if not isinstance(doc.data, dict):
@@ -376,19 +385,25 @@ def decode_documents(
                 skipped[t.skip] += 1
             if t.converted:
                 converted[t.converted] += 1
+            notes += t.notes
             if t.template_errors:
                 problems.append(ObjectErrors(_ref_for(doc), tuple(
                     FieldError(path, ErrorType.INVALID, OMIT, detail) for path, detail in t.template_errors)))
+            failed: set[str] = set()
             for template in t.pods:
+                if template.path in failed:
+                    continue  # a replica of a template already refused: its errors are reported once
                 sub: list[ObjectErrors] = []
                 obj = _typed(doc, template.data, sub)
                 if sub:  # reported on the workload, at the template's path
+                    failed.add(template.path)
                     problems += [ObjectErrors(_ref_for(doc), tuple(
                         replace(e, path=f"{template.path}.{e.path}" if e.path else template.path)
                         for e in p.errors)) if not isinstance(p, SourceProblem) else p for p in sub]
                 if obj is not None:
                     kind, ns, name = _key(template.data)
-                    pods.append(Entry(obj, doc, kind, name, ns, template.data, template.owner))
+                    pods.append(Entry(obj, doc, kind, name, ns, template.data, template.owner, template.replica,
+                                      template.replicas, template.generated))
             if t.data is None:
                 continue
             data = t.data
@@ -404,7 +419,7 @@ def decode_documents(
                     continue
                 seen[key] = doc
             entries.append(Entry(obj, doc, key[0], key[2], key[1], data))
-    notes = [f"skipped {n} {kind} object(s): {why}" for (kind, n), why in
+    notes += [f"skipped {n} {kind} object(s): {why}" for (kind, n), why in
              ((item, _skip_reason(item[0])) for item in sorted(skipped.items()))]
     notes += [f"converted {n} {what} object(s) to resource.k8s.io/v1" for what, n in sorted(converted.items())]
     return Bundle(tuple(entries), tuple(pods), tuple(notes)), problems

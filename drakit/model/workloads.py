@@ -13,8 +13,14 @@ A platform team's folder has Namespaces, Services, ConfigMaps, Deployments, Jobs
 * ``events.k8s.io/v1`` Events are read as core v1 Events (``pkg/apis/events/v1/conversion.go``:
   ``regarding`` is ``involvedObject``, ``note`` is ``message``, the ``deprecated*`` fields are
   the core ones);
-* workload kinds give their pod templates, validated as pods and offered as pods with an
-  ownerReference to the workload (``<name>-0``; a JobSet's ``<name>-<replicatedJob>-0``);
+* workload kinds give their pod templates, validated as pods and offered as the pods their
+  controller would create, each with an ownerReference to the workload: ``spec.replicas``
+  of them (a Deployment, ReplicaSet, ReplicationController or StatefulSet), a Job's (or a
+  CronJob's job's) ``parallelism`` capped by ``completions``, a JobSet's ``replicas`` times
+  that per replicated job, one for a DaemonSet (one per node, which the manifest cannot tell).
+  A StatefulSet's names are exact (``<name>-<ordinal>``, from ``spec.ordinals.start``); every
+  other controller generates names, so ``<name>-<i>`` (a JobSet's ``<name>-<job>-<i>``) stands
+  in for them and the pod says so.  At most :data:`MAX_TEMPLATE_REPLICAS` per template;
 * every other kind is skipped (one note per kind).  A kind unknown in a group drakit serves
   (core ``v1``, ``resource.k8s.io``) is an error, as the API server would answer.
 """
@@ -54,13 +60,24 @@ _EVENT_FIELDS = {
 }
 
 
+MAX_TEMPLATE_REPLICAS = 1000
+"""Replicas offered as pods per template: enough for any trial, bounded for ``replicas: 1e9``."""
+
+
 @dataclass(frozen=True)
 class TemplatePod:
-    """A pod made from a workload's template: its wire dict, the template's path, the owner."""
+    """A pod made from a workload's template: its wire dict, the template's path, the owner.
+
+    ``replica`` is its index among the ``replicas`` pods of the template (the first is the one
+    validated: the others differ only by name); ``generated`` says the controller would
+    generate the name, so ``data``'s is a stand-in."""
 
     data: dict[str, Any]
     path: str
     owner: str
+    replica: int = 0
+    replicas: int = 1
+    generated: bool = True
 
 
 @dataclass(frozen=True)
@@ -73,6 +90,7 @@ class Triage:
     converted: str = ""  # "resource.k8s.io/v1beta1 ResourceClaim"
     error: str = ""
     template_errors: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (path, detail)
+    notes: tuple[str, ...] = ()
 
 
 def triage(data: dict[str, Any]) -> Triage:
@@ -90,8 +108,8 @@ def triage(data: dict[str, Any]) -> Triage:
         return Triage(_event_to_core(data))
     workload = WORKLOAD_KINDS.get(kind)
     if workload is not None and group in workload[0]:
-        pods, errors = _template_pods(kind, api, data, workload[1])
-        return Triage(None, pods, skip=kind, template_errors=errors)
+        pods, errors, notes = _template_pods(kind, api, data, workload[1])
+        return Triage(None, pods, skip=kind, template_errors=errors, notes=notes)
     if not group and kind not in CORE_SKIPPED:
         return Triage(data)  # an unknown core kind: "no matches for kind"
     return Triage(None, skip=kind)
@@ -170,33 +188,78 @@ def _at(data: Any, path: tuple[str, ...]) -> tuple[Any, str]:
     return data, ""
 
 
-def _template_pods(kind: str, api: str, data: dict[str, Any], path: tuple[str, ...]
-                   ) -> tuple[tuple[TemplatePod, ...], tuple[tuple[str, str], ...]]:
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    assert isinstance(meta, dict)
-    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-    templates: list[tuple[str, str, Any]] = []  # (pod name, template path, template)
-    errors: list[tuple[str, str]] = []
+def _count(obj: Any, key: str, path: str, default: int, errors: list[tuple[str, str]]) -> int:
+    """A replica-like count (``replicas``, ``parallelism``, ``completions``) as the API checks it."""
+    value = obj.get(key, default) if isinstance(obj, dict) else default
+    if value is None:
+        return default
+    if value.__class__ is not int:
+        errors.append((f"{path}.{key}" if path else key, "must be an integer"))
+        return 0
+    if value < 0:
+        errors.append((f"{path}.{key}" if path else key, "must be greater than or equal to 0"))
+        return 0
+    return int(value)
+
+
+def _job_pods(job_spec: Any, path: str, errors: list[tuple[str, str]]) -> int:
+    """Pods a Job runs at once: ``parallelism`` (default 1), at most ``completions`` when set."""
+    parallelism = _count(job_spec, "parallelism", path, 1, errors)
+    completions = job_spec.get("completions") if isinstance(job_spec, dict) else None
+    return parallelism if completions is None else min(parallelism, _count(job_spec, "completions", path, 1, errors))
+
+
+# (name prefix, template path, template, pods the controller makes, names exact, ordinal start)
+_Template = tuple[str, str, Any, int, bool, int]
+
+
+def _templates(kind: str, data: dict[str, Any], path: tuple[str, ...], name: str,
+               errors: list[tuple[str, str]]) -> list[_Template]:
+    spec = data.get("spec")
     if kind == "JobSet":
         jobs, bad = _at(data, ("spec", "replicatedJobs"))
         if bad or not isinstance(jobs, list):
             if jobs is not None or bad:
                 errors.append((bad or "spec.replicatedJobs", "must be a list"))
             jobs = []
+        out: list[_Template] = []
         for i, job in enumerate(jobs):
             job_name = job.get("name") if isinstance(job, dict) and isinstance(job.get("name"), str) else str(i)
             tpl, bad = _at(job, ("template", "spec", "template"))
-            templates.append((f"{name}-{job_name}-0", f"spec.replicatedJobs[{i}].template.spec.template", tpl))
             if bad:
                 errors.append((f"spec.replicatedJobs[{i}].{bad}", "must be an object"))
+            jpath = f"spec.replicatedJobs[{i}]"
+            job_spec, _ = _at(job, ("template", "spec"))
+            n = _count(job, "replicas", jpath, 1, errors) * _job_pods(job_spec, f"{jpath}.template.spec", errors)
+            out.append((f"{name}-{job_name}", f"{jpath}.template.spec.template", tpl, n, False, 0))
+        return out
+    tpl, bad = _at(data, path)
+    if bad:
+        errors.append((bad, "must be an object"))
+    start, exact = 0, kind == "StatefulSet"
+    if kind in ("Job", "CronJob"):
+        job_spec, _ = _at(data, ("spec", "jobTemplate", "spec")) if kind == "CronJob" else (spec, "")
+        n = _job_pods(job_spec, "spec.jobTemplate.spec" if kind == "CronJob" else "spec", errors)
+    elif kind == "DaemonSet":
+        n = 1
     else:
-        tpl, bad = _at(data, path)
-        if bad:
-            errors.append((bad, "must be an object"))
-        templates.append((f"{name}-0", ".".join(path), tpl))
+        n = _count(spec, "replicas", "spec", 1, errors)
+        if exact:
+            ordinals = spec.get("ordinals") if isinstance(spec, dict) else None
+            start = _count(ordinals, "start", "spec.ordinals", 0, errors) if isinstance(ordinals, dict) else 0
+    return [(name, ".".join(path), tpl, n, exact, start)]
+
+
+def _template_pods(kind: str, api: str, data: dict[str, Any], path: tuple[str, ...]
+                   ) -> tuple[tuple[TemplatePod, ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    errors: list[tuple[str, str]] = []
+    notes: list[str] = []
     pods: list[TemplatePod] = []
     owner = {"apiVersion": api, "kind": kind, "name": name, "uid": str(meta.get("uid") or ""), "controller": True}
-    for pod_name, tpl_path, tpl in templates:
+    for prefix, tpl_path, tpl, replicas, exact, start in _templates(kind, data, path, str(name), errors):
         if tpl is None:
             continue
         if not isinstance(tpl, dict):
@@ -206,14 +269,18 @@ def _template_pods(kind: str, api: str, data: dict[str, Any], path: tuple[str, .
         if tpl_meta is not None and not isinstance(tpl_meta, dict):
             errors.append((f"{tpl_path}.metadata", "must be an object"))
             continue
-        pod_meta: dict[str, Any] = {**(tpl_meta or {}), "name": pod_name, "ownerReferences": [owner]}
-        if isinstance(meta.get("namespace"), str):
-            pod_meta["namespace"] = meta["namespace"]
-        pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta}
-        if "spec" in tpl:
-            pod["spec"] = tpl["spec"]
         extra = sorted(k for k in tpl if k not in ("metadata", "spec"))
         for k in extra:
             errors.append((f"{tpl_path}.{k}", "unknown field"))
-        pods.append(TemplatePod(pod, tpl_path, f"{kind}/{name}"))
-    return tuple(pods), tuple(errors)
+        if replicas > MAX_TEMPLATE_REPLICAS:
+            notes.append(f"{kind} {name} ({tpl_path}): {replicas} pods; the first {MAX_TEMPLATE_REPLICAS} are offered")
+        offered = min(replicas, MAX_TEMPLATE_REPLICAS)
+        for i in range(offered):  # the replicas share the template's spec: nothing downstream writes to it
+            pod_meta: dict[str, Any] = {**(tpl_meta or {}), "name": f"{prefix}-{start + i}", "ownerReferences": [owner]}
+            if isinstance(meta.get("namespace"), str):
+                pod_meta["namespace"] = meta["namespace"]
+            pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta}
+            if "spec" in tpl:
+                pod["spec"] = tpl["spec"]
+            pods.append(TemplatePod(pod, tpl_path, f"{kind}/{name}", i, replicas, not exact))
+    return tuple(pods), tuple(errors), tuple(notes)

@@ -355,8 +355,9 @@ def _merge_tree(doc: _Doc, node: yaml.Node, value: dict[str, Any], at: str) -> N
             raise InvalidInput(f"{doc.label}: {here} is {doc.value(child)!r}, the profile wants {v!r}")
 
 
-def _merge_polyaxon(doc: _Doc, node: yaml.Node, kind: str, patch: PolyaxonPatch) -> None:
-    """The pod settings at the top of a job's run, or in each replica of a distributed run."""
+def _merge_polyaxon(doc: _Doc, node: yaml.Node, kind: str, patch: PolyaxonPatch) -> list[str]:
+    """The pod settings at the top of a job's run, or in each replica of a distributed run; notes
+    for what the document already has that Polyaxon rejects or drops (``drakit lint`` says more)."""
     from drakit.profiles.polyaxon import REPLICAS, check_agent_queue, check_kind
 
     if kind == "operation":
@@ -391,6 +392,16 @@ def _merge_polyaxon(doc: _Doc, node: yaml.Node, kind: str, patch: PolyaxonPatch)
     if patch.agent_queue:
         check_agent_queue(patch.agent_queue)
         _merge_tree(doc, node, {"queue": patch.agent_queue}, "")
+    notes = []
+    text = json.dumps(doc.value(node))
+    if '"resourceClaims"' in text or '"claims"' in text:
+        notes.append(f"{doc.label}: Polyaxon rejects environment.resourceClaims and drops container resources.claims; "
+                     "remove them (drakit lint -f shows where)")
+    kueue = (patch.settings.environment.get("labels") or {}).get("kueue.x-k8s.io/queue-name")
+    queue = doc.get(node, "queue")
+    if kueue and queue is not None and doc.value(queue) == kueue:
+        notes.append(f"{doc.label}: queue {kueue!r} is the Kueue queue (now a label); Polyaxon's queue names an agent queue")
+    return notes
 
 
 def claims_for_workloads(claim: dict[str, Any], namespaces: Sequence[str], option: str | None,
@@ -445,7 +456,7 @@ def apply_fragment(text: str, fragment: PodFragment, *, containers: Sequence[str
         elif kind in ("operation", "component"):
             if polyaxon is None:
                 raise InvalidInput(f"{doc.label}: a Polyaxon {kind} needs a Polyaxon mode (label or extended-resource)")
-            _merge_polyaxon(doc, node, str(kind), polyaxon)
+            result.notes += _merge_polyaxon(doc, node, str(kind), polyaxon)
         else:
             continue
         if doc.edits:

@@ -28,6 +28,7 @@ from drakit.quantity import Quantity
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PROFILE_LABEL = "drakit.dev/profile"
+DIGEST_ANNOTATION = "drakit.dev/profile-digest"  # CompiledProfile.digest() of the profile a manifest was made from
 DEFAULT_CLAIM_NAME = "gpus"
 DEFAULT_REQUEST_NAME = "gpu"
 _COLOCATE = {"pcieRoot": PCIE_ROOT, "numaNode": NUMA_NODE}

@@ -31,12 +31,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from drakit.errors import InvalidInput
-from drakit.profiles.compile import PROFILE_LABEL, QUEUE_LABEL, CompiledProfile
+from drakit.profiles.compile import DIGEST_ANNOTATION, PROFILE_LABEL, QUEUE_LABEL, CompiledProfile
 
 PolyaxonMode = Literal["label", "extended-resource"]
 MODES: tuple[str, ...] = ("label", "extended-resource")
 DEFAULT_MODE: PolyaxonMode = "label"
-DIGEST_ANNOTATION = "drakit.dev/profile-digest"
 EXTENDED_RESOURCE_DOMAIN = "gpu.drakit.dev"  # "gpu" in the name keeps NVIDIA_VISIBLE_DEVICES=none away
 
 # Replica roles per distributed run kind, and the ones that get devices by default (a TF parameter

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from drakit.profiles.compile import PROFILE_LABEL, QUEUE_LABEL, CompiledProfile
+from drakit.profiles.compile import DIGEST_ANNOTATION, PROFILE_LABEL, QUEUE_LABEL, CompiledProfile
 from drakit.profiles.lint import Finding
 from drakit.profiles.polyaxon import (
-    DIGEST_ANNOTATION,
     EXTENDED_RESOURCE_DOMAIN,
     REFUSED_KINDS,
     REPLICAS,

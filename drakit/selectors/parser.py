@@ -10,6 +10,10 @@ is an int literal), ``!!x``/``--x`` collapse, reserved words are rejected, error
 rendered as ``ERROR: <input>:L:C: Syntax error: ...`` with the source line and a caret, and
 nesting is limited to 250 levels of ``expr`` (cel-go's default max recursion depth) so
 that deep input is an error, never a crash.
+
+This parser stops at the first parser error; the whole list cel-go reports (ANTLR's error
+recovery, then cel-go's visitor over the repaired tree) comes from :mod:`.recovery`, which
+runs only on that path.
 """
 
 from __future__ import annotations
@@ -632,7 +636,7 @@ class Parser:
             ) from None
         except ParseError as stop:
             issues = self._recovered_issues()
-            if issues is None:  # ANTLR's runtime is not installed: the first parser error only
+            if not issues:  # no ANTLR runtime (or it found nothing): the first parser error only
                 issues = [*self.lex_errors, *self.errors, *stop.issues]
             first = min(issues, key=lambda i: i.offset)
             raise ParseError(first.offset, first.message, issues) from None
@@ -659,7 +663,7 @@ class Parser:
         if found.tree is not None:
             visitor = Parser(self.text, self.macros)
             visitor.lex_errors = []
-            TreeVisitor(visitor).visit(found.tree)
+            TreeVisitor(visitor).walk(found.tree)
             issues.extend(visitor.errors)
         return issues
 
@@ -1435,7 +1439,8 @@ def deep_recursion() -> Iterator[None]:
 
 
 def parse(text: str) -> ParsedExpr:
-    """Parse ``text``; raises :class:`ParseError` (offset + message) on the first syntax error."""
+    """Parse ``text``; raises :class:`ParseError` (the first error by position, and every
+    error cel-go would report in ``issues``)."""
     with deep_recursion():
         p = Parser(text)
         e = p.parse()

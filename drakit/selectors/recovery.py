@@ -195,8 +195,7 @@ def recover(text: str, tokens: list[tuple[str, str, int]], skipped: list[tuple[i
     hidden channel and shows in "no viable alternative" reports.  ``budget``: syntax errors
     that may still be reported (the lexer's count against cel-go's limit).
     """
-    source = ListTokenSource([t for t in _antlr_tokens(text, tokens, skipped)])
-    stream = CommonTokenStream(source)
+    stream = CommonTokenStream(ListTokenSource(_antlr_tokens(text, tokens, skipped)))
     parser = CELParser(stream)
     listener = _Listener(budget)
     parser.removeErrorListeners()
@@ -255,9 +254,6 @@ def _hidden(out: list[Any], text: str, lo: int, hi: int, skipped: list[tuple[int
 # cel-go's visitor over the repaired tree, for the errors it reports
 
 
-_RESERVED_CHECK = "reserved identifier: "
-
-
 class TreeVisitor:
     """cel-go's parser visitor over ANTLR's repaired tree, kept for the errors it reports:
     literals, escapes, reserved names, macros, identifiers ANTLR could not parse
@@ -267,6 +263,14 @@ class TreeVisitor:
 
     def __init__(self, parser: Any) -> None:
         self.p = parser
+        self.depth = 0
+
+    def walk(self, tree: Any) -> None:
+        """Visit the whole tree; like cel-go, stop when the visitor nests too deep."""
+        try:
+            self.visit(tree)
+        except _TooDeep:
+            self.p.report(-1, "max recursion depth exceeded")
 
     # helpers -----------------------------------------------------------------------------------
     @staticmethod
@@ -296,7 +300,15 @@ class TreeVisitor:
         t = _unnest(tree)
         method = _VISITS.get(type(t))
         if method is not None:
-            return method(self, t)
+            if type(t) not in _COUNTED:
+                return method(self, t)
+            self.depth += 1  # cel-go's visitor counts these nodes against its recursion limit
+            if self.depth > MAX_RECURSION_DEPTH:
+                raise _TooDeep
+            try:
+                return method(self, t)
+            finally:
+                self.depth -= 1
         if isinstance(t, C.UnaryContext):  # no alternative could be predicted
             return self.p.lit("<<error>>", self._at(t))
         return self._empty(-1)  # errors were reported: an unknown element is empty
@@ -410,7 +422,7 @@ class TreeVisitor:
             return self._empty(self._at(t))
         name = str(t.id_.text)
         if self.p.reserved(name):
-            return self._error(t, f"{_RESERVED_CHECK}{name}")
+            return self._error(t, f"reserved identifier: {name}")
         return self.p.ident(("." if t.leadingDot is not None else "") + name, self._at(t.id_))
 
     def global_call(self, t: Any) -> Any:
@@ -418,7 +430,7 @@ class TreeVisitor:
             return self._empty(self._at(t))
         name = str(t.id_.text)
         if self.p.reserved(name):
-            return self._error(t, f"{_RESERVED_CHECK}{name}")
+            return self._error(t, f"reserved identifier: {name}")
         at = self._at(t.op)
         fn = ("." if t.leadingDot is not None else "") + name
         return self.p._call(fn, at, self._list(t.args), target=None, call_offset=at)
@@ -469,6 +481,20 @@ class TreeVisitor:
         C = CELParser
         value = True if isinstance(t, C.BoolTrueContext) else False if isinstance(t, C.BoolFalseContext) else None
         return self.p.lit(value, self._at(t))
+
+
+class _TooDeep(Exception):
+    pass
+
+
+_COUNTED = (
+    CELParser.ExprContext,
+    CELParser.RelationContext,
+    CELParser.CalcContext,
+    CELParser.SelectContext,
+    CELParser.MemberCallContext,
+    CELParser.IndexContext,
+)
 
 
 def _unnest(tree: Any) -> Any:

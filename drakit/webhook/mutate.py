@@ -21,16 +21,22 @@ same one ``drakit profile apply-to`` merges, so the three ways to attach a profi
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from drakit.profiles.apply import LEGACY_GPU_RESOURCES, POD_SPEC_PATHS, SKIPPED_ROLES
-from drakit.profiles.compile import PROFILE_LABEL, QUEUE_LABEL, CompiledProfile, PodFragment
+from drakit.profiles.compile import (
+    DIGEST_ANNOTATION,
+    PROFILE_LABEL,
+    QUEUE_LABEL,
+    CompiledProfile,
+    PodFragment,
+)
 
 CONTAINER_ANNOTATION = "drakit.dev/container"
-DIGEST_ANNOTATION = "drakit.dev/profile-digest"
 INJECTED_ANNOTATION = "drakit.dev/injected"  # the profile whose claims admission added
 
 # Which device-plugin resources hand out the same devices as a DRA driver.
@@ -118,9 +124,7 @@ class Decision:
         return self.denial is None
 
     def response(self) -> dict[str, Any]:
-        """The AdmissionReview v1 answer (the caller base64-encodes nothing: see server.py)."""
-        import base64
-
+        """The AdmissionReview v1 answer, patch base64-encoded as the API server wants it."""
         resp: dict[str, Any] = {"uid": self.uid, "allowed": self.allowed}
         if self.denial is not None:
             resp["status"] = {"code": 403, "reason": "Forbidden", "message": self.denial.line()}
@@ -201,7 +205,8 @@ def mutate(review: Mapping[str, Any], injector: Injector) -> Decision:
         return Decision(uid, denial=Denial(
             DIGEST_MISMATCH, f"{DIGEST_ANNOTATION} is {digest} but profile {rule.profile} is now {rule.digest}",
             "regenerate the preset or manifest from the profile the cluster serves"))
-    if kind == "Pod" and rule.queue and not injector.kueue_pods and operation == "CREATE" and not _has_claim(obj["spec"] if isinstance(obj.get("spec"), dict) else {}, rule.fragment):
+    spec0: dict[str, Any] = obj["spec"] if isinstance(obj.get("spec"), dict) else {}
+    if kind == "Pod" and rule.queue and not injector.kueue_pods and operation == "CREATE" and not _has_claim(spec0, rule.fragment):
         return Decision(uid, denial=Denial(
             BYPASSES_KUEUE, f"profile {rule.profile} routes to Kueue queue {rule.queue}, which counts devices from the "
             "workload's pod template, not from Pods",
@@ -228,9 +233,9 @@ def mutate(review: Mapping[str, Any], injector: Injector) -> Decision:
 
 def _diff(old: Any, new: Any, at: tuple[str | int, ...], ops: list[dict[str, Any]]) -> None:
     """RFC 6902 operations turning ``old`` into ``new`` for the edits made here: keys added or
-    removed, lists extended at the end (``add`` at each new index, never ``-``), a list that
-    items taken out gets a ``remove`` per item.  jsonpatch's own differ looks for moves in every list, which costs
-    ten times the decision itself; these edits never move anything."""
+    removed, lists extended at the end (``add`` at each new index, never ``-``), items taken out
+    of a list removed one by one.  jsonpatch's own differ looks for moves in every list, which
+    costs ten times the decision itself; these edits never move anything."""
     if old == new:
         return
     if isinstance(old, dict) and isinstance(new, dict):

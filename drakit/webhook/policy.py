@@ -30,6 +30,7 @@ from drakit.webhook.mutate import (
     DOUBLE_ALLOCATION,
     HIDE_GPUS_ENV,
     INJECTED_ANNOTATION,
+    NO_CONTAINER,
     NVIDIA_DRIVER,
     UNKNOWN_PROFILE,
     Injector,
@@ -164,6 +165,11 @@ def mutating_policy(rule: Rule, shape: str, injector: Injector) -> list[dict[str
             {"name": "digest-current", "expression":
                 f"!has(object.metadata.annotations) || object.metadata.annotations[?{_q(DIGEST_ANNOTATION)}]"
                 f".orValue({_q(rule.digest)}) == {_q(rule.digest)}"},
+            # A container annotation naming no container: the guard refuses it (an apply
+            # configuration would add a container of that name instead).
+            {"name": "target-exists", "expression":
+                f"!has(object.metadata.annotations) || !({_q(CONTAINER_ANNOTATION)} in object.metadata.annotations) || "
+                f"object.{pod}.containers.exists(c, c.name == object.metadata.annotations[{_q(CONTAINER_ANNOTATION)}])"},
         ],
         "variables": [{"name": "target", "expression": target},
                       {"name": "ci", "expression": f"object.{pod}.containers.map(c, c.name).indexOf(variables.target)"}],
@@ -224,6 +230,13 @@ def guard_policy(injector: Injector) -> list[dict[str, Any]]:
         "messageExpression": f"'drakit ({CLAIM_CONFLICT}): resourceClaims already has ' + string(variables.claim_of[{label}]) + "
                              f"' with another source, profile ' + {label} + ' references ' + "
                              f"string(variables.source_of[{label}]) + '; rename the existing claim or drop the profile label'",
+        "reason": "Forbidden"})
+    named = f"object.metadata.annotations[{_q(CONTAINER_ANNOTATION)}]"
+    validations.append({
+        "expression": f"!has(object.metadata.annotations) || !({_q(CONTAINER_ANNOTATION)} in object.metadata.annotations) || "
+                      f"variables.pod.containers.exists(c, c.name == {named})",
+        "messageExpression": f"'drakit ({NO_CONTAINER}): {CONTAINER_ANNOTATION}=' + {named} + ': the pod spec has no such "
+                             "container (have ' + variables.pod.containers.map(c, c.name).join(', ') + ')'",
         "reason": "Forbidden"})
     if queued and not injector.kueue_pods:
         validations.append({

@@ -167,6 +167,11 @@ SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
     ("constraint-unknown-request", CLAIM, ("spec", "devices", "constraints", 0, "requests"), ["nope"], "validate"),
     ("selector-syntax", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
      "device.attributes[[[(", "validate"),
+    # error recovery: every error reported up to cel-go's limits, deep nesting after the first
+    ("selector-syntax-many", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+     "1 " + "+ * " * 150, "validate"),
+    ("selector-syntax-deep", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
+     ")" + "(" * 300 + "1", "validate"),
     ("selector-not-bool", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
      "1 + 1", "validate"),
     ("selector-huge", CLAIM, ("spec", "devices", "requests", 0, "exactly", "selectors", 0, "cel", "expression"),
@@ -189,8 +194,8 @@ SEMANTIC: list[tuple[str, dict[str, Any], tuple[str | int, ...], Any, str]] = [
 
 
 VALIDATING = frozenset({"validate", "trial", "allocate", "explain", "match", "lint", "simulate", "profile-eligible",
-                        "describe", "describe-class", "get-devices"})
-"""Commands that validate their input at the door (profile apply-to and cel eval do not: neither answers on a cluster)."""
+                        "describe", "describe-class", "get-devices", "profile-apply-to"})
+"""Commands that validate their input at the door (cel eval does not: its input is one device, not objects)."""
 
 
 def semantic_cases() -> list[Case]:
@@ -360,6 +365,8 @@ DEVICE = {"name": "gpu-0", "driver": "gpu.example.com",
           "capacity": {"memory": {"value": "16Gi"}}}
 
 SANE: frozenset[str] = frozenset()
+# The verbs that read profile files: a broken profile is refused by each of them.
+PROFILE_VERBS: frozenset[str] = frozenset({"profile-compile", "profile-polyaxon", "admission-policy"})
 """Valid to the API server too (``1e1000000000`` is a Quantity): only a sane answer is required."""
 
 CLUSTER_VERBS = frozenset({"validate", "allocate", "explain", "match", "lint", "trial", "simulate", "profile-eligible",
@@ -382,7 +389,7 @@ def more_type_cases() -> list[Case]:
             out.append(Case(f"type-{ident}", _docs("bundle.yaml", [*BASE, _with(doc, path, _wrong_type(value))])))
     for ident, path, value in _positions(PROFILE, "Profile"):
         out.append(Case(f"type-{ident}", _docs("profile.yaml", [_with(PROFILE, path, _wrong_type(value))]),
-                        frozenset({"profile-compile"})))
+                        PROFILE_VERBS))
     for ident, path, value in _positions(SCENARIO, "Scenario"):
         out.append(Case(f"type-{ident}", _docs("scenario.yaml", [_with(SCENARIO, path, _wrong_type(value)),
                                                                  SCENARIO_TEMPLATE]),
@@ -490,7 +497,7 @@ PROFILE_VALUES: list[tuple[str, tuple[str, ...], Any, bool]] = [
 
 def profile_value_cases() -> list[Case]:
     return [Case(f"profile-{ident}", _docs("profile.yaml", [_with(PROFILE, path, value)]),
-                 frozenset({"profile-compile"}) if refused else SANE)
+                 PROFILE_VERBS if refused else SANE)
             for ident, path, value, refused in PROFILE_VALUES]
 
 

@@ -36,7 +36,13 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "profile-compile": lambda f: ["profile", "compile", f],
     "profile-apply-to": lambda f: ["profile", "apply-to", f, "--profile", "training-48g"],
     "profile-eligible": lambda f: ["profile", "eligible", "training-48g", "-f", f],
+    "profile-polyaxon": lambda f: ["profile", "polyaxon", f],
+    "admission-policy": lambda f: ["admission", "policy", f],
     "cel-eval-device": lambda f: ["cel", "eval", "true", "--device", f],
+    "snapshot-kubeconfig": lambda f: ["snapshot", "--kubeconfig", f],  # the input is the kubeconfig
+    "run-sim": lambda f: ["run", "-f", f, "--executor", "sim", "-p", "evaluation", "--store", "sqlite:///:memory:",
+                          "--", "true"],
+    "discover-replay": lambda f: ["discover", "--replay", f],
     "describe": lambda f: ["describe", "pod/train", "-n", "ml", "-f", f],
     "describe-class": lambda f: ["describe", "deviceclass/gpu.example.com", "-f", f],
     "get-devices": lambda f: ["get", "devices", "-f", f, "-o", "wide"],
@@ -68,12 +74,32 @@ def _swapped(stdin: Any) -> Iterator[tuple[io.StringIO, io.StringIO]]:
         sys.argv, sys.stdin, sys.stdout, sys.stderr = saved
 
 
-def run_in_process(args: list[str], stdin: bytes | None = b"") -> Result:
-    """One command in this process; ``stdin=None`` means a closed standard input."""
+class Endless(io.RawIOBase):
+    """A standard input that never ends (``yes 'a: b'``), for in-process runs."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = len(buffer)
+        buffer[:n] = (b"a: b\n" * (n // 5 + 1))[:n]
+        return n
+
+
+def endless_stdin() -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BufferedReader(Endless()), encoding="utf-8")
+
+
+def run_in_process(args: list[str], stdin: bytes | io.TextIOBase | None = b"") -> Result:
+    """One command in this process; ``stdin=None`` means a closed standard input, a text
+    stream (:func:`endless_stdin`) is read as it is."""
     from drakit.cli.console import run_guarded
     from drakit.cli.main import app
 
-    stream = None if stdin is None else io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    if stdin is None or isinstance(stdin, io.TextIOBase):
+        stream: Any = stdin
+    else:
+        stream = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     with _swapped(stream) as (out, err):
         sys.argv = ["drakit", *args]
         try:

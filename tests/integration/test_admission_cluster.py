@@ -281,6 +281,9 @@ def test_unlabelled_pod_is_stored_as_without_the_injector(cluster: Cluster, form
 @pytest.mark.parametrize("form", FORMS)
 def test_denials_carry_the_reason(cluster: Cluster, forms: Forms, ns: str, form: str) -> None:
     with forms.installed(form, ns):
+        if form == "policy":  # the API server type-checks every expression against every matched kind
+            guard = cluster.get("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "drakit-profiles") or {}
+            assert not ((guard.get("status") or {}).get("typeChecking") or {}).get("expressionWarnings")
         msg = _denied(cluster, _pod("dbl", {"drakit.dev/profile": "evaluation"}, resources={"limits": {"nvidia.com/gpu": "1"}}), ns)
         assert "drakit (double-allocation)" in msg and "nvidia.com/gpu" in msg
         msg = _denied(cluster, _pod("unk", {"drakit.dev/profile": "nope"}), ns)
@@ -293,6 +296,10 @@ def test_denials_carry_the_reason(cluster: Cluster, forms: Forms, ns: str, form:
         taken = _pod("taken", {"drakit.dev/profile": "evaluation"})
         taken["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimName": "mine"}]
         assert "drakit (claim-conflict)" in _denied(cluster, taken, ns)
+        gone = _pod("gone", {"drakit.dev/profile": "evaluation"})
+        gone["metadata"]["annotations"] = {"drakit.dev/container": "trainer"}
+        msg = _denied(cluster, gone, ns)
+        assert "drakit (no-container)" in msg and "trainer" in msg and "have main" in msg
 
 
 REINVOKER = {
@@ -377,3 +384,88 @@ def _try_create(cluster: Cluster, obj: dict[str, Any], ns: str) -> dict[str, Any
         return cluster.create(obj, ns, dry_run=True)
     except ApiException:
         return None
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_update_keeps_the_injected_claims(cluster: Cluster, forms: Forms, ns: str, form: str) -> None:
+    """A Deployment replaced with its original manifest (kubectl replace) keeps the claims."""
+    original = {"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": f"serve-{form}", "labels": {"drakit.dev/profile": "evaluation"}},
+                "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "serve"}},
+                         "template": {"metadata": {"labels": {"app": "serve"}},
+                                      "spec": {"containers": [{"name": "main", "image": IMAGE}]}}}}
+    with forms.installed(form, ns):
+        created = cluster.create(original, ns)
+        try:
+            assert created["spec"]["template"]["spec"]["resourceClaims"] == [
+                {"name": "gpus", "resourceClaimTemplateName": "evaluation"}]
+            replaced = _replace(cluster, original, ns, IMAGE + "-v2")
+            spec = replaced["spec"]["template"]["spec"]
+            assert spec["containers"][0]["image"] == IMAGE + "-v2"
+            assert spec["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "evaluation"}]
+            assert spec["containers"][0]["resources"]["claims"] == [{"name": "gpus"}]
+        finally:
+            cluster.delete(original, ns)
+
+
+def _replace(cluster: Cluster, original: dict[str, Any], ns: str, image: str) -> dict[str, Any]:
+    """PUT the original manifest with a new image over the stored object (the Deployment
+    controller writes status meanwhile, so retry on a stale resourceVersion)."""
+    from kubernetes.dynamic.exceptions import ConflictError
+
+    resource = cluster.dynamic.resources.get(api_version="apps/v1", kind="Deployment")
+    for _ in range(10):
+        body = copy.deepcopy(original)
+        current = cluster.get("apps/v1", "Deployment", original["metadata"]["name"], ns) or {}
+        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        body["spec"]["template"]["spec"]["containers"][0]["image"] = image
+        try:
+            return dict(resource.replace(body=body, namespace=ns).to_dict())
+        except ConflictError:
+            time.sleep(0.2)
+    raise AssertionError("the Deployment kept changing under the replace")
+
+
+def test_extended_resource_mode_is_scheduled_by_the_real_scheduler(cluster: Cluster, ns: str) -> None:
+    """What a Polyaxon preset in extended-resource mode produces: a pod asking for
+    ``gpu.drakit.dev/nvidia-base: 1`` against the DeviceClass naming it (DRAExtendedResource)."""
+    (cls,) = [d for d in yaml.safe_load_all(drakit("profile", "polyaxon", "nvidia-base", "--polyaxon-mode",
+                                                   "extended-resource", "--objects")) if d]
+    assert cls["spec"]["extendedResourceName"] == "gpu.drakit.dev/nvidia-base"
+    cls["metadata"]["name"] = "nvidia-base-er.gpu.nvidia.com"
+    cluster.apply(cls)
+    pod = _pod("er", resources={"limits": {"gpu.drakit.dev/nvidia-base": "1"}})
+    try:
+        cluster.create(pod, ns)
+
+        def probe() -> dict[str, Any] | None:
+            p = cluster.get("v1", "Pod", "er", ns) or {}
+            return p if p.get("spec", {}).get("nodeName") and (p.get("status") or {}).get("extendedResourceClaimStatus") else None
+
+        got = cluster.wait_for("the extended-resource pod to be scheduled", probe, timeout=90)
+        claim_name = got["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+        claim = cluster.get(V1, "ResourceClaim", claim_name, ns) or {}
+        results = claim["status"]["allocation"]["devices"]["results"]
+        assert len(results) == 1 and results[0]["driver"] == "gpu.nvidia.com"
+        assert (got["spec"]["nodeName"], results[0]["device"]) in _qualifying("nvidia-base")
+    finally:
+        cluster.delete(pod, ns)
+        cluster.delete(cls)
+
+
+def test_webhook_manifests_are_accepted_by_the_api_server(cluster: Cluster, forms: Forms) -> None:
+    """The in-cluster install (Namespace, ServiceAccount, ConfigMap, Deployment, Service and the
+    registration by Service) as the API server validates it: server-side dry run, strict fields."""
+    docs = [d for d in yaml.safe_load_all(drakit("webhook", "manifests", *PROFILES, "--ca-file",
+                                                 str(forms.workdir / "ca.pem"), "-n", "drakit-injector")) if d]
+    assert docs[0]["kind"] == "Namespace"
+    cluster.apply(docs[0])
+    try:
+        refusals = []
+        for d in docs[1:]:
+            rejection = cluster.dry_run_create(d)
+            if rejection is not None:
+                refusals.append(f"{d['kind']}: {rejection}")
+        assert refusals == []
+    finally:
+        cluster.delete(docs[0])

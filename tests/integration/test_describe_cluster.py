@@ -6,7 +6,8 @@ second pod bypasses the scheduler with ``spec.nodeName``, as such pods do), then
 the Event a v1.37.2 kubelet posts — reason ``FailedPrepareDynamicResources``, source ``kubelet``,
 the message built as kuberuntime and the DRA manager build it.  Everything is then read back from
 the API server into a bundle (``kubectl get -o yaml`` form) and ``drakit describe`` / ``explain``
-/ ``get devices`` run on it as a user runs them.  Each of the five classes must come out with its
+/ ``get devices`` run on it as a user runs them, and once more on the live cluster
+(``--kubeconfig``), which must give the same answers.  Each of the five classes must come out with its
 code, verdict and owner, and the describe view must show the device the scheduler really chose,
 joined to its slice, and the scheduler's and the kubelet's events in time order.
 """
@@ -77,6 +78,12 @@ CASES = [
                       f"claim {o['ns']}/{CLAIM}:{o['claim_uid']}: prepare devices failed: unable to create CDI spec "
                       "file for claim: failed to get CDI device specs: nvml error: Unknown Error"), id="driver-error"),
 ]
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The admin's kubeconfig, for the same commands read live (``--kubeconfig``, no ``-f``)."""
+    return cluster.plane.write_kubeconfig(tmp_path_factory.mktemp("describe") / "admin.kubeconfig")
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +171,7 @@ def _drakit(*args: str) -> tuple[int, dict[str, Any]]:
 
 @pytest.mark.parametrize("case", CASES)
 def test_preparation_failure_is_described_and_explained(
-    cluster: Cluster, inventory: None, case: Case, tmp_path: Path
+    cluster: Cluster, inventory: None, kubeconfig: Path, case: Case, tmp_path: Path
 ) -> None:
     with _namespace(cluster) as ns:
         cluster.create(_claim(), ns)
@@ -197,6 +204,16 @@ def test_preparation_failure_is_described_and_explained(
         claim_explained = None
         if case.cls not in ("claim-missing", "pod-not-reserved"):  # a claim view reaches the pod via reservedFor
             _, claim_explained = _drakit("explain", f"claim/{CLAIM}", "-n", ns, "-f", str(bundle))
+        # the same commands on the live cluster: the same answers as on the bundle read back
+        live = ["--kubeconfig", str(kubeconfig)]
+        assert _drakit("explain", f"pod/{case.target}", "-n", ns, *live) == (code, explained)
+        assert _drakit("describe", f"pod/{case.target}", "-n", ns, *live) == (code_d, described)
+        assert _drakit("get", "devices", "--node", NODE, *live)[1] == devices
+        if case.cls == "driver-not-registered":  # the class view, once
+            cls_view = _drakit("describe", f"deviceclass/{t.NVIDIA_DRIVER}", "-f", str(bundle))
+            assert _drakit("describe", f"deviceclass/{t.NVIDIA_DRIVER}", *live) == cls_view
+            assert cls_view[1]["classes"][0]["matchingDevices"] == 2
+            assert cls_view[1]["claimsUsingClass"] == [f"{ns}/{CLAIM}"]
 
     # explain: the class's code, verdict and owner, the kubelet's words quoted, exit by verdict
     got = (explained["code"], explained["verdict"], explained["owner"])
@@ -239,3 +256,32 @@ def test_preparation_failure_is_described_and_explained(
         holders = held[chosen[0]]["holders"]
         assert [(h["claim"], h["pods"]) for h in holders] == [(f"{ns}/{CLAIM}", [f"{ns}/train"])]
         assert sum(i["free"] for i in held.values()) == 1
+
+
+def test_claim_controller_failure_is_described(cluster: Cluster, inventory: None, tmp_path: Path) -> None:
+    """The real resourceclaim controller's FailedResourceClaimCreation (admin access without the
+    namespace label): the pod's claim is "not created", the controller's event is shown as it
+    wrote it, and the fix names the label on this namespace."""
+    template = {"apiVersion": eb.V1, "kind": "ResourceClaimTemplate", "metadata": {"name": "monitor"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                    "deviceClassName": t.NVIDIA_DRIVER, "adminAccess": True}}]}}}}
+    pod = _pod("dcgm")
+    pod["spec"]["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": "monitor"}]
+    with _namespace(cluster) as ns:
+        eb.set_admin_label(cluster, ns, True)  # the template is checked at create too
+        cluster.create(template, ns)
+        eb.set_admin_label(cluster, ns, False)
+        created = cluster.create(pod, ns)
+        cluster.wait_for("the claim controller's event", lambda: [
+            e for e in cluster.events_for(created) if e.get("reason") == "FailedResourceClaimCreation"] or None,
+            timeout=60)
+        bundle = eb.write_bundle(eb.snapshot(cluster, ns), tmp_path / "monitor.yaml")
+        code, described = _drakit("describe", "pod/dcgm", "-n", ns, "-f", str(bundle))
+    assert code == 0
+    (view,) = described["claims"]
+    assert (view["state"], view["source"], view["requests"][0]["adminAccess"]) == ("not created", "template monitor", True)
+    event = next(e for e in described["events"] if e["reason"] == "FailedResourceClaimCreation")
+    assert event["from"] == "resource_claim" and event["message"].startswith("PodResourceClaim gpus: create ResourceClaim : ")
+    explained = described["explain"]
+    assert (explained["code"], explained["owner"]) == ("ClaimCreationFailed", "platform")
+    assert f"label namespace {ns} with resource.kubernetes.io/admin-access=true" in explained["fix"]

@@ -1,7 +1,7 @@
 """Concurrency: 50 submitters × 200 runs on the local executor against one queue with limit 8.
 
 Every run really launches a process (``true``) through the local executor, admitted through the
-queue ledger and placed by the allocator on the demo inventory.  Afterwards the records alone
+queue engine's SQL ledger (in the same database as the records) and placed by the allocator on the demo inventory.  Afterwards the records alone
 prove the outcome: every run is there exactly once and finished, no device was held by two runs
 at once, and at no instant were more than 8 runs admitted.  ``DRAKIT_CONCURRENCY_RUNS`` scales
 the runs per submitter (200 is the full check; the default keeps a routine run short).
@@ -21,13 +21,15 @@ import pytest
 from drakit.clock import SeededIds
 from drakit.demo import cluster_objects
 from drakit.executors.base import RunRequest, execute
-from drakit.executors.ledger import MemoryQueueLedger
 from drakit.executors.local import LocalLauncher
 from drakit.executors.placement import DeviceBook
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.profiles.trial import trial_profiles
+from drakit.queues import ClusterQueue, ResourceQuota, Setup
+from drakit.queues.admission import DeviceClassMapping
 from drakit.records.run import RunRecord, RunState
+from drakit.store.ledger import SqlQueueLedger
 from drakit.store.repo import open_store
 
 SUBMITTERS = 50
@@ -63,7 +65,11 @@ def _device_overlaps(records: list[RunRecord]) -> list[str]:
 def test_fifty_submitters_one_queue_limit_eight(store_url: str) -> None:
     store = open_store(store_url)
     book = DeviceBook(ClusterSnapshot.from_objects(cluster_objects()), Features.for_version("1.37"), SeededIds(50))
-    ledger = MemoryQueueLedger({"shared": {"workloads": LIMIT}})
+    # The queue engine's durable ledger, in the same database as the records: limit 8 concurrent runs.
+    quotas = {("default", "gpu"): ResourceQuota(64), ("default", "pods"): ResourceQuota(64)}
+    setup = Setup((ClusterQueue("shared", ((("gpu", "pods"), ("default",)),), quotas, max_running=LIMIT),), {},
+                  mappings=(DeviceClassMapping("gpu", ("evaluation.gpu.nvidia.com",)),))
+    ledger = SqlQueueLedger(store.engine, setup)
     evaluation = trial_profiles().get("evaluation")
     true = shutil.which("true") or "/bin/true"
     errors: list[BaseException] = []

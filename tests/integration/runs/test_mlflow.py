@@ -80,3 +80,22 @@ def test_limits_hold_for_a_large_hostile_record(tracking: str) -> None:
     series = [k for k in names if k.endswith("x" * 10) or "loss" in k]
     assert len(series) == 1 and len(series[0]) <= LIMITS.key and not series[0].startswith((".", "/"))
     assert len(MlflowClient(tracking_uri=tracking).get_metric_history(run_id, series[0])) == 2500
+
+
+def test_drakit_run_mirrors_the_record(tracking: str, tmp_path: Path) -> None:
+    """``run --mlflow`` writes the finished record to MLflow (the child's MLFLOW_RUN_CONTEXT: test_local)."""
+    import json
+    import sys
+
+    from drakit.cli.testing import run
+
+    child = "import json, os; assert 'drakit.claim.uid' in json.loads(os.environ['MLFLOW_RUN_CONTEXT'])"
+    done = run("run", "-p", "evaluation", "--demo", "--run-id", "ml-1", "--store", f"sqlite:///{tmp_path / 'r.db'}",
+               "--mlflow", tracking, "-o", "json", "--", sys.executable, "-c", child)
+    assert done.exit_code == 0, done.stderr
+    mirrored = done.stderr.strip().rsplit(" ", 1)[-1]
+    tags = MlflowClient(tracking_uri=tracking).get_run(mirrored).data.tags
+    record = json.loads(done.stdout)
+    assert tags["drakit.run.id"] == "ml-1" and tags["drakit.claim.uid"] == record["claim"]["uid"]
+    assert tags["drakit.device.0.uuid"] == record["devices"][0]["uuid"]
+

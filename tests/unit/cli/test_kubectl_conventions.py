@@ -52,6 +52,7 @@ VERBS = [
     ["validate"], ["lint"], ["match"], ["simulate"], ["trial"], ["cel", "eval"], ["cel", "check"],
     ["profile", "compile"], ["profile", "apply-to"], ["profile", "eligible"], ["explain"], ["allocate"], ["version"],
     ["describe"], ["get"],
+    ["run"], ["record-env"], ["discover"], ["runs", "ls"], ["runs", "show"], ["runs", "compare"],
 ]
 TYPE_TAG = re.compile(r"\bTEXT\b|\bINTEGER\b|\bPATH\b|<[a-z]|\{[A-Za-z]")
 
@@ -82,11 +83,17 @@ NEEDS = {
     "version": ["version"],
     "describe": ["describe", "pod/x", "-f", "x.yaml"],
     "get devices": ["get", "devices", "-f", "x.yaml"],
+    "record-env": ["record-env"],
+    "discover": ["discover"],
+    "runs ls": ["runs", "ls"],
+    "runs show": ["runs", "show", "x"],
+    "runs compare": ["runs", "compare"],
 }
 REFUSED = {
     "validate": "wide", "lint": "name", "simulate": "wide", "trial": "name", "cel eval": "wide",
     "cel check": "name", "profile compile": "text", "profile eligible": "wide",
     "describe": "wide",
+    "discover": "text", "runs ls": "name", "runs show": "text", "runs compare": "wide",
 }
 
 

@@ -26,6 +26,33 @@ subprocess.run(drakit + ["record-env"], check=True)
 """
 
 
+def _has_nvml() -> bool:
+    from drakit.executors.nvmlread import NvmlUnavailable, load_nvml
+
+    try:
+        load_nvml()
+    except NvmlUnavailable:
+        return False
+    return True
+
+
+CATALOG = """
+apiVersion: drakit.dev/v1alpha1
+kind: QueueCatalog
+metadata: {name: lab}
+spec:
+  flavor: default
+  resources:
+    - {name: gpu, deviceClasses: [evaluation.gpu.nvidia.com, gpu.nvidia.com]}
+  queues:
+    - name: eval
+      namespaces: [default]
+      quotas: [{resource: gpu, nominal: 2}]
+      pods: 4
+      concurrency: 2
+"""
+
+
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"sqlite:///{tmp_path / 'records.db'}"
@@ -34,8 +61,10 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_run_records_and_runs_show_it(store: str, tmp_path: Path) -> None:
-    done = run("run", "--profile", "evaluation", "--demo", "--queue", "eval", "--run-id", "r-1", "-o", "json",
-               "--", sys.executable, "-c", CHILD)
+    catalog = tmp_path / "queues.yaml"
+    catalog.write_text(CATALOG)
+    done = run("run", "--profile", "evaluation", "--demo", "--queue", "eval", "--queues", str(catalog), "--run-id", "r-1",
+               "-o", "json", "--", sys.executable, "-c", CHILD)
     assert done.exit_code == 0, done.stderr
     shown = yaml.safe_load(run("runs", "show", "r-1").stdout)
     assert shown["state"] == "finished" and shown["queue"] == "eval"
@@ -59,6 +88,9 @@ def test_run_records_and_runs_show_it(store: str, tmp_path: Path) -> None:
 
 def test_exit_status_of_the_command_is_drakits(store: str) -> None:
     assert run("run", "-p", "evaluation", "--demo", "--", sys.executable, "-c", "raise SystemExit(5)").exit_code == 5
+    killed = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    assert run("run", "-p", "evaluation", "--demo", "--run-id", "k", "--", sys.executable, "-c", killed).exit_code == 143
+    assert yaml.safe_load(run("runs", "show", "k").stdout)["result"]["exitStatus"] == -15
 
 
 @pytest.mark.parametrize(
@@ -69,12 +101,16 @@ def test_exit_status_of_the_command_is_drakits(store: str) -> None:
         pytest.param(("run", "-p", "nope", "--demo", "--", "true"), 1, "no such profile", id="unknown-profile"),
         pytest.param(("run", "-p", "evaluation", "--demo", "--product", "B200", "--", "true"), 3, "NotEnoughDevices",
                      id="no-such-product"),
+        pytest.param(("run", "-p", "evaluation", "--demo", "--queue", "q", "--", "true"), 2, "--queues CATALOG",
+                     id="queue-without-catalog"),
+        pytest.param(("run", "-p", "evaluation", "--", "true"), 1, "pass -f INVENTORY or --demo", id="no-gpu-no-inventory",
+                     marks=pytest.mark.skipif(_has_nvml(), reason="this machine has NVML: run uses its GPUs")),
         pytest.param(("log-metric", "loss", "1"), 2, "DRAKIT_METRICS is not set", id="log-metric-outside-a-run"),
         pytest.param(("runs", "show", "missing"), 2, "not found", id="show-missing"),
         pytest.param(("runs", "compare", "--by", "gpu"), 2, "cannot group runs by", id="compare-bad-by"),
         pytest.param(("runs", "compare", "--chart", "x.pdf"), 2, "must end in .png or .html", id="chart-suffix"),
         pytest.param(("runs", "ls", "--state", "done"), 2, "choose one of", id="ls-bad-state"),
-        pytest.param(("discover", "--replay", "/nonexistent.json"), 2, "not an NVML recording", id="replay-missing"),
+        pytest.param(("discover", "--replay", "/nonexistent.json"), 1, "nonexistent.json", id="replay-missing"),
     ],
 )
 def test_hostile_inputs_get_one_line_and_an_exit_code(store: str, args: tuple[str, ...], code: int, message: str) -> None:

@@ -188,3 +188,29 @@ def test_memory_bytes(value: str, size: int) -> None:
 def test_bad_quantities_raise_value_errors(value: Any) -> None:
     with pytest.raises(QuantityError):
         memory_bytes(value)
+
+
+# The TaintTolerationComparisonOperators gate (alpha 1.35-1.37, off by default) from the command
+# line to the scheduler's TaintToleration verdict.
+_ERRORS_TAINT = {"key": "gpu.example.com/errors", "value": "3", "effect": "NoSchedule"}
+
+
+@pytest.mark.parametrize(("toleration", "gate", "excluded"), [
+    pytest.param({"key": "gpu.example.com/errors", "operator": "Lt", "value": "5"}, True, False, id="lt-gate-on"),
+    pytest.param({"key": "gpu.example.com/errors", "operator": "Lt", "value": "5"}, False, True, id="lt-gate-off"),
+    pytest.param({"key": "gpu.example.com/errors", "operator": "Lt", "value": "3"}, True, True, id="lt-equal"),
+    pytest.param({"key": "gpu.example.com/errors", "operator": "Gt", "value": "2"}, True, False, id="gt"),
+    pytest.param({"key": "gpu.example.com/errors", "operator": "Gt", "value": "+2"}, True, True, id="gt-sign"),
+    pytest.param({"operator": "Exists"}, False, False, id="exists"),
+])
+def test_comparison_tolerations_follow_the_gate(toleration: dict[str, Any], gate: bool, excluded: bool) -> None:
+    from drakit.explain.diagnose import node_exclusion
+    from drakit.features import Features
+
+    feats = Features.for_version().with_gates(f"TaintTolerationComparisonOperators={str(gate).lower()}")
+    assert feats.taint_comparison_operators is gate and not Features.for_version().taint_comparison_operators
+    assert "TaintTolerationComparisonOperators" not in feats.gate_string()  # the oracle knows DRA gates only
+    pod = {"spec": {"tolerations": [toleration]}}
+    node = {"metadata": {"name": "n"}, "spec": {"taints": [_ERRORS_TAINT]}}
+    why = node_exclusion(pod, node, comparison_operators=feats.taint_comparison_operators)
+    assert bool(why) is excluded and (not why or why == "node(s) had untolerated taint(s)")

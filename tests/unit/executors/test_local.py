@@ -11,13 +11,14 @@ import pytest
 from drakit.clock import SeededIds
 from drakit.demo import cluster_objects
 from drakit.executors.base import RunRequest, execute, resume_open
-from drakit.executors.ledger import MemoryQueueLedger
 from drakit.executors.local import LocalLauncher, SimLauncher
 from drakit.executors.placement import DeviceBook
 from drakit.features import Features
 from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.outcomes import ExplainCode
 from drakit.profiles.trial import trial_profiles
+from drakit.queues import ClusterQueue, MemoryLedger, ResourceQuota, Setup
+from drakit.queues.admission import DeviceClassMapping
 from drakit.records.run import Run, RunState
 from drakit.store.memory import MemoryRecordStore
 
@@ -42,6 +43,15 @@ assert "drakit.claim.uid" in json.loads(os.environ["MLFLOW_RUN_CONTEXT"])
 """
 
 
+def _ledger(limits: dict[str, int] | None = None, max_running: int | None = 8) -> MemoryLedger:
+    """One queue ``q`` charging GPUs of the profiles' classes to ``gpu``; ``limits``: its quotas."""
+    quotas = {("default", r): ResourceQuota(n) for r, n in (limits or {"gpu": 64, "pods": 64}).items()}
+    group = (((*sorted(quotas and {r for _, r in quotas}),), ("default",)),)
+    classes = ("gpu.nvidia.com", "training-48g.gpu.nvidia.com", "evaluation.gpu.nvidia.com")
+    return MemoryLedger(Setup((ClusterQueue("q", group, quotas, max_running=max_running),), {},
+                              mappings=(DeviceClassMapping("gpu", classes),)))
+
+
 def _book() -> DeviceBook:
     return DeviceBook(ClusterSnapshot.from_objects(cluster_objects()), FEATURES, SeededIds(7))
 
@@ -52,8 +62,10 @@ def _request(run_id: str, profile: str = "training-48g", **kw: Any) -> RunReques
 
 def test_local_run_records_devices_environment_and_results(tmp_path: Any) -> None:
     store = MemoryRecordStore()
-    record = execute(store, _book(), LocalLauncher(str(tmp_path)), _request("r1", queue="training"),
-                     executor="local", ledger=MemoryQueueLedger({"training": {"workloads": 8}}))
+    ledger = _ledger()
+    record = execute(store, _book(), LocalLauncher(str(tmp_path)), _request("r1", queue="q"),
+                     executor="local", ledger=ledger)
+    assert ledger.held() == ()  # released when the run ended
     assert record.run.state is RunState.FINISHED
     assert [t.state for t in record.run.transitions] == [RunState.SUBMITTED, RunState.ADMITTED,
                                                           RunState.CLAIM_ALLOCATED, RunState.CONTAINER_STARTED,
@@ -90,19 +102,20 @@ def test_product_that_is_not_there_fails_with_a_reason() -> None:
 
 
 @pytest.mark.parametrize(
-    ("limits", "code"),
-    [pytest.param({}, ExplainCode.ALLOCATION_ERROR, id="unknown-queue"),
-     pytest.param({"training": {"devices": 1}}, ExplainCode.NOT_ENOUGH_DEVICES, id="exceeds-limit")],
+    ("queue", "limits", "code"),
+    [pytest.param("nope", None, ExplainCode.ALLOCATION_ERROR, id="unknown-queue"),
+     pytest.param("q", {"gpu": 1, "pods": 8}, ExplainCode.NOT_ENOUGH_DEVICES, id="exceeds-quota")],
 )
-def test_queue_refusals_are_reasons(limits: dict[str, dict[str, int]], code: ExplainCode) -> None:
-    record = execute(MemoryRecordStore(), _book(), SimLauncher(), _request("r5", queue="training"),
-                     executor="sim", ledger=MemoryQueueLedger(limits))
+def test_queue_refusals_are_reasons(queue: str, limits: dict[str, int] | None, code: ExplainCode) -> None:
+    # training-48g asks for two GPUs; a queue holding one can never admit it.
+    record = execute(MemoryRecordStore(), _book(), SimLauncher(), _request("r5", queue=queue),
+                     executor="sim", ledger=_ledger(limits))
     assert record.run.state is RunState.FAILED and record.run.reason_code == code.value
-    assert "queue training" in record.run.message
+    assert f"queue {queue}" in record.run.message
 
 
 def test_concurrent_runs_never_share_a_device_and_the_queue_limit_holds() -> None:
-    store, book, ledger = MemoryRecordStore(), _book(), MemoryQueueLedger({"q": {"workloads": 3}})
+    store, book, ledger = MemoryRecordStore(), _book(), _ledger(max_running=3)
     peak, live, lock = [0], [0], threading.Lock()
 
     class Counting(SimLauncher):

@@ -167,7 +167,9 @@ def test_json_shape_is_stable(tmp_path: Any) -> None:
     pytest.param(["describe", "pod/nope", "--demo"], 2, 'pod "default/nope" not found', id="not-found"),
     pytest.param(["describe", "node/x", "--demo"], 2, "want pod/NAME", id="kind"),
     pytest.param(["describe", "pod", "a", "b", "--demo"], 2, "name one object", id="two-names"),
-    pytest.param(["describe", "pod/x"], 2, "give the cluster as -f FILE", id="no-source"),
+    pytest.param(["describe", "pod/x", "--kubeconfig", "/nonexistent/kubeconfig"], 1, "/nonexistent/kubeconfig",
+                 id="no-cluster"),
+    pytest.param(["describe", "pod/x", "--demo", "-f", "x.yaml"], 2, "give one source", id="two-sources"),
     pytest.param(["describe", "pod/x", "--demo", "-o", "wide"], 2, "no wide or name", id="wide"),
     pytest.param(["describe", "deviceclass", "gpu.nvidia.com", "--demo", "-o", "yaml"], 0, "matchingDevices",
                  id="class-two-words"),
@@ -238,3 +240,16 @@ def test_golden_text(scenario: str, kind: str, name: str) -> None:
     if os.environ.get("DRAKIT_UPDATE_GOLDEN") == "1":
         path.write_text(text, encoding="utf-8")
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_a_live_snapshot_describes_as_the_files_do() -> None:
+    """Through the live seam's in-memory twin, the same objects give the same description."""
+    from drakit.live.memory import MemoryCluster
+    from drakit.live.snapshot import Scope, read_snapshot
+
+    objects = [*f.nodes_and_slices(), *f.CLASSES, *_amd_bound_pod()]
+    live = read_snapshot(MemoryCluster.of(json.loads(json.dumps(objects))), Scope(f.NS))
+    offline = ClusterSnapshot.from_objects(objects)
+    for kind, name in (("pod", "train"), ("claim", "train-gpus-x7k2p"), ("deviceclass", "gpu.amd.com")):
+        want, got = describe(offline, kind, name, f.NS).to_json(), describe(live, kind, name, f.NS).to_json()
+        assert got == want, kind

@@ -166,7 +166,7 @@ def test_job_template_pod_waits_for_held_gpus(folder: Path, target: list[str]) -
     result = CliRunner().invoke(app, ["explain", *target, "-n", "ml", "-f", str(folder), "-o", "json"])
     assert result.exit_code != 2, result.output
     d = json.loads(result.stdout)
-    assert (d["target"], d["verdict"], d["origin"]) == ("pod/ml/train-0", "waiting", "pod template of Job ml/train")
+    assert (d["target"], d["verdict"], d["origin"]) == ("pod/ml/train-0", "waiting", "pod template of Job ml/train; the controller generates the pod's name")
     assert [h["claim"] for h in d["holders"]] == ["ml/busy"]
     assert d["holders"][0]["pods"] == ["ml/holder"]
 

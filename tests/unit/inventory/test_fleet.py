@@ -118,5 +118,5 @@ def test_cli(bundle: str, args: list[str], code: int, check: Any) -> None:
 def test_cli_refuses_other_resources_and_a_missing_source() -> None:
     r = run("get", "pods", "--demo")
     assert (r.exit_code, r.stderr.count("\n")) == (2, 1) and "devices only" in r.stderr
-    r = run("get", "devices")
-    assert r.exit_code == 2 and "-f FILE" in r.stderr
+    r = run("get", "devices", "--kubeconfig", "/nonexistent/kubeconfig")
+    assert (r.exit_code, r.stderr.count("\n")) == (1, 1) and "/nonexistent/kubeconfig" in r.stderr

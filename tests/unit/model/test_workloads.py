@@ -11,6 +11,7 @@ import yaml
 from drakit.demo import demo_paths
 from drakit.errors import InvalidInput
 from drakit.model import ExactDeviceRequest, Pod
+from drakit.model.workloads import MAX_TEMPLATE_REPLICAS, triage
 from drakit.sources import load_bundle
 from tests.hostile.harness import run_in_process
 
@@ -74,7 +75,10 @@ def test_a_real_manifest_set_loads_with_one_note_per_skipped_kind(mixed: list[st
     assert (event.involved_object.name, event.message, event.reporting_component) == (
         "train-dump", "0/3 nodes are available", "default-scheduler")
     owners = sorted(e.owner for e in bundle.workload_pods)
-    assert owners == ["CronJob/nightly", "Deployment/serve", "Job/train-job", "JobSet/js"]
+    assert owners == ["CronJob/nightly", "Deployment/serve", "Deployment/serve", "Job/train-job", "JobSet/js"]
+    assert [(e.name, e.replica) for e in bundle.workload_pods if e.owner == "Deployment/serve"] == [
+        ("serve-0", 0), ("serve-1", 1)]  # replicas: 2
+    assert sorted(e.owner for e in bundle.checked_pods) == sorted(set(owners))
     js = next(e for e in bundle.workload_pods if e.owner == "JobSet/js")
     assert js.name == "js-workers-0" and js.namespace == "ml"
     assert isinstance(js.obj, Pod) and js.obj.metadata.owner_references[0].kind == "JobSet"
@@ -173,3 +177,60 @@ def test_unconvertible_versions_and_unknown_core_kinds_are_refused(tmp_path: Pat
     text = str(info.value)
     assert 'no matches for kind "ResourceClaim" in version "resource.k8s.io/v1alpha3"' in text
     assert 'no matches for kind "Pdo" in version "v1"' in text
+
+
+_POD_SPEC = {"containers": [{"name": "main", "image": "x"}]}
+_TPL = {"metadata": {"labels": {"app": "a"}}, "spec": _POD_SPEC}
+
+
+def _workload(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    api = {"Job": "batch/v1", "CronJob": "batch/v1", "JobSet": "jobset.x-k8s.io/v1alpha2"}.get(kind, "apps/v1")
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": "w", "namespace": "ml"}, "spec": spec}
+
+
+@pytest.mark.parametrize(("kind", "spec", "names", "generated"), [
+    pytest.param("StatefulSet", {"replicas": 3, "template": _TPL}, ["w-0", "w-1", "w-2"], False, id="statefulset"),
+    pytest.param("StatefulSet", {"replicas": 2, "ordinals": {"start": 5}, "template": _TPL}, ["w-5", "w-6"], False,
+                 id="statefulset-start-ordinal"),
+    pytest.param("Deployment", {"template": _TPL}, ["w-0"], True, id="deployment-default-one"),
+    pytest.param("Deployment", {"replicas": 0, "template": _TPL}, [], True, id="deployment-scaled-to-zero"),
+    pytest.param("ReplicaSet", {"replicas": 2, "template": _TPL}, ["w-0", "w-1"], True, id="replicaset"),
+    pytest.param("Job", {"parallelism": 4, "completions": 2, "template": _TPL}, ["w-0", "w-1"], True,
+                 id="job-parallelism-capped-by-completions"),
+    pytest.param("Job", {"parallelism": 3, "template": _TPL}, ["w-0", "w-1", "w-2"], True, id="job-parallelism"),
+    pytest.param("CronJob", {"jobTemplate": {"spec": {"parallelism": 2, "template": _TPL}}}, ["w-0", "w-1"], True,
+                 id="cronjob"),
+    pytest.param("DaemonSet", {"template": _TPL}, ["w-0"], True, id="daemonset-one"),
+    pytest.param("JobSet", {"replicatedJobs": [{"name": "workers", "replicas": 2, "template": {"spec": {
+        "parallelism": 2, "template": _TPL}}}]}, ["w-workers-0", "w-workers-1", "w-workers-2", "w-workers-3"], True,
+        id="jobset-replicas-times-parallelism"),
+])
+def test_template_pods_as_the_controller_makes_them(kind: str, spec: dict[str, Any], names: list[str],
+                                                    generated: bool) -> None:
+    t = triage(_workload(kind, spec))
+    assert t.template_errors == () and [p.data["metadata"]["name"] for p in t.pods] == names
+    assert all(p.generated is generated and p.replicas == len(names) for p in t.pods)
+    assert [p.replica for p in t.pods] == list(range(len(names)))
+
+
+@pytest.mark.parametrize(("spec", "error"), [
+    pytest.param({"replicas": -1, "template": _TPL}, ("spec.replicas", "must be greater than or equal to 0"), id="negative"),
+    pytest.param({"replicas": "3", "template": _TPL}, ("spec.replicas", "must be an integer"), id="string"),
+])
+def test_bad_replica_counts_are_template_errors(spec: dict[str, Any], error: tuple[str, str]) -> None:
+    assert triage(_workload("Deployment", spec)).template_errors == (error,)
+
+
+def test_huge_replica_counts_are_bounded() -> None:
+    t = triage(_workload("Deployment", {"replicas": 10**9, "template": _TPL}))
+    assert len(t.pods) == MAX_TEMPLATE_REPLICAS and t.pods[0].replicas == 10**9
+    assert t.notes == (f"Deployment w (spec.template): 1000000000 pods; the first {MAX_TEMPLATE_REPLICAS} are offered",)
+
+
+def test_an_invalid_template_is_reported_once_not_per_replica(tmp_path: Path) -> None:
+    bad = {**_TPL, "spec": {**_POD_SPEC, "priorityClassName": 7}}
+    p = tmp_path / "w.yaml"
+    p.write_text(yaml.safe_dump(_workload("Deployment", {"replicas": 50, "template": bad})))
+    with pytest.raises(InvalidInput) as e:
+        load_bundle([str(p)])
+    assert len(e.value.problems) == 1 and str(e.value).count("priorityClassName") == 1

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drakit.model.codec import MAX_DEPTH, KubeDumper, allowed_alias_ratio, parse_text, resolve_plain
+from tests.unit.sources.alias_shapes import KUBECTL_VERDICTS, alias_document
 
 
 @pytest.mark.parametrize(("text", "want"), [
@@ -84,6 +85,13 @@ def test_pyyaml_alone_leaves_go_yaml_bools_bare() -> None:
 def test_a_few_aliases_are_fine() -> None:
     docs, problems = parse_text("x.yaml", _bomb(2))  # 100 expansions: well inside the budget
     assert problems == [] and len(docs[0].data["a2"]) == 10
+
+
+@pytest.mark.parametrize(("shape", "refused"), [
+    pytest.param(shape, refused, id="-".join(map(str, shape))) for shape, refused in KUBECTL_VERDICTS.items()])
+def test_alias_budget_is_counted_stepwise_as_kubectl_does(shape: tuple[int, int, int, str], refused: bool) -> None:
+    _, problems = parse_text("x.yaml", alias_document(*shape))
+    assert any("excessive aliasing" in p.message for p in problems) is refused, problems
 
 
 def test_alias_ratio_scales_like_go_yaml() -> None:
