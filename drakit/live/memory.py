@@ -44,6 +44,8 @@ class MemoryCluster:
     git_version: str = "v1.37.2"
     resource_v1: bool = True
     history: int = 1000
+    unserved: frozenset[str] = frozenset()
+    """API group/versions the twin does not serve (a cluster without Kueue's CRDs): 404 on every verb."""
     failures: dict[tuple[str, str], ClusterError] = field(default_factory=dict)
     objects: dict[Key, Obj] = field(default_factory=dict)
     owners: dict[Key, dict[str, frozenset[Leaf]]] = field(default_factory=dict)
@@ -81,7 +83,8 @@ class MemoryCluster:
 
     def server_info(self) -> ServerInfo:
         self._fail("discover", "")
-        kinds = frozenset(k for k, r in RESOURCES.items() if self.resource_v1 or r.api_version != RESOURCE_V1)
+        kinds = frozenset(k for k, r in RESOURCES.items() if (self.resource_v1 or r.api_version != RESOURCE_V1)
+                          and r.api_version not in self.unserved)
         return ServerInfo(self.git_version, self.resource_v1, kinds)
 
     def list(
@@ -223,7 +226,7 @@ class MemoryCluster:
 
     def _served(self, kind: str) -> Any:
         resource = resource_of(kind)
-        if resource.api_version == RESOURCE_V1 and not self.resource_v1:
+        if (resource.api_version == RESOURCE_V1 and not self.resource_v1) or resource.api_version in self.unserved:
             raise ClusterError(ErrorCode.NOT_FOUND, f"the server could not find the requested resource ({resource.plural})",
                                status=404)
         return resource

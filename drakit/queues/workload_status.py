@@ -26,7 +26,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["LiveVerdict", "WorkloadExplanation", "explain_workload"]
+__all__ = ["LiveVerdict", "WorkloadExplanation", "explain_job_without_workload", "explain_workload"]
 
 KUEUE_13969 = "https://github.com/kubernetes-sigs/kueue/issues/13969"
 _UNMAPPED = re.compile(r"DeviceClass (\S+) is not mapped in DRA configuration")
@@ -56,6 +56,13 @@ class LiveVerdict(StrEnum):
     QUEUE_STOPPED = "QueueStopped"
     NO_QUEUE = "NoQueue"
     PENDING = "Pending"
+    NO_WORKLOAD = "NoWorkload"  # a Job for Kueue whose Workload does not exist (yet)
+    NOT_MANAGED = "NotManagedByKueue"
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the Job waits for Kueue (the verb's exit 3)."""
+        return self not in (LiveVerdict.ADMITTED, LiveVerdict.FINISHED, LiveVerdict.NOT_MANAGED)
 
 
 @dataclass(frozen=True)
@@ -332,6 +339,10 @@ def explain_workload(
         details.append(
             "StrictFIFO: the oldest workload of the highest priority blocks younger ones even when they would fit"
         )
+    counts = cq.get("status") or {}
+    if "pendingWorkloads" in counts or "admittedWorkloads" in counts:
+        details.append(f"ClusterQueue {cq_name} status: {counts.get('admittedWorkloads', 0)} admitted, "
+                       f"{counts.get('reservingWorkloads', 0)} reserving quota, {counts.get('pendingWorkloads', 0)} pending")  # fmt: skip
     insufficient = "insufficient" in message
     verdict = (
         LiveVerdict.WAITING_FOR_QUOTA
@@ -339,3 +350,29 @@ def explain_workload(
         else (LiveVerdict.BEHIND_OTHERS if ahead else LiveVerdict.PENDING)
     )
     return out(verdict, f"{name} waits. {line}", details, message)
+
+
+def explain_job_without_workload(job: Mapping[str, Any], queue_label: str = "kueue.x-k8s.io/queue-name") -> WorkloadExplanation:
+    """A Job no Workload belongs to: not for Kueue (no queue label), or Kueue has not taken it yet.
+
+    (A manager run with ``manageJobsWithoutQueueName`` takes unlabelled Jobs too; then a
+    Workload exists and :func:`explain_workload` answers.)
+    """
+    meta, spec = job.get("metadata") or {}, job.get("spec") or {}
+    ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+    queue = (meta.get("labels") or {}).get(queue_label)
+    suspended = bool(spec.get("suspend"))
+    if not queue:
+        return WorkloadExplanation(
+            f"{ns}/{name}", name, "", LiveVerdict.NOT_MANAGED,
+            f"Job {ns}/{name} is not managed by Kueue: it has no {queue_label} label and no Workload",
+            ("it is suspended (spec.suspend) and nothing will resume it",) if suspended else (),
+            remedy=f"label it {queue_label}=LOCALQUEUE to queue it" if suspended else "",
+        )  # fmt: skip
+    return WorkloadExplanation(
+        f"{ns}/{name}", name, "", LiveVerdict.NO_WORKLOAD,
+        f"Job {ns}/{name} names LocalQueue {queue} but Kueue has not created its Workload",
+        (f"the Job is {'suspended' if suspended else 'not suspended'}; Kueue's Job integration makes a Workload "
+         "within seconds of seeing a labelled Job",),
+        remedy="check that the Kueue manager runs and its Configuration enables the batch/job integration",
+    )  # fmt: skip

@@ -168,7 +168,7 @@ def test_verdict_values_are_stable() -> None:
     """Stored values: changing one is a migration, not a refactor."""
     assert [v.value for v in LiveVerdict] == [
         "Admitted", "Finished", "WaitingForQuota", "BehindOthers", "Inadmissible", "StuckInadmissible",
-        "QueueStopped", "NoQueue", "Pending",
+        "QueueStopped", "NoQueue", "Pending", "NoWorkload", "NotManagedByKueue",
     ]  # fmt: skip
 
 
