@@ -189,23 +189,30 @@ def explain_cmd(
 def _explain_live(name: str, namespace: str, output: str, source: Any) -> None:
     """The live form: read the Job, its Workload and queues, and print Kueue's verdict."""
     from drakit.cli.door import live_client
+    from drakit.cli.door import where as where_of
     from drakit.live.kueue import QUEUE_NAME_LABEL, read_kueue_state
     from drakit.queues.workload_status import explain_job_without_workload, explain_workload
 
     kind = "Workload" if name.startswith("workload/") else "Job"
     rest = name.split("/", 1)[1] if name.startswith(("job/", "workload/")) else name
     ns, _, obj_name = rest.rpartition("/")
+    if not obj_name:
+        raise UsageError(f"{name!r}: want [job/|workload/][NS/]NAME")
     client = live_client(source)
+    origin = where_of(client)
     try:
         state = read_kueue_state(client, kind, obj_name, ns or namespace,
                                  warn=lambda w: print(f"Warning: {w}", file=sys.stderr))
     finally:
         client.close()
     if state.workloads:
-        ex = explain_workload(
-            state.workloads[0], cluster_queues=state.cluster_queues, local_queues=state.local_queues,
-            workloads=state.all_workloads, device_class_mappings=state.device_class_mappings,
-        )  # fmt: skip
+        wl = state.workloads[0]
+        where = f"{origin}: Workload {_namespace(wl)}/{wl['metadata'].get('name', '')}"
+        with _malformed_live(where):
+            ex = explain_workload(
+                wl, cluster_queues=state.cluster_queues, local_queues=state.local_queues,
+                workloads=state.all_workloads, device_class_mappings=state.device_class_mappings,
+            )  # fmt: skip
     else:
         assert state.job is not None  # a Workload asked for by name exists (else not-found)
         ex = explain_job_without_workload(state.job, QUEUE_NAME_LABEL)
@@ -232,6 +239,16 @@ def _malformed(docs: Sequence[Any], what: str) -> Iterator[None]:
             sorted({str(d.source) for d in docs}))
         detail = f"missing field {e}" if isinstance(e, KeyError) else str(e)
         raise InvalidInput(f"{where}: {what}: malformed ({detail})") from None
+
+
+@contextmanager
+def _malformed_live(where: str) -> Iterator[None]:
+    """Kueue's CRD schemas keep these shapes; an object that breaks them anyway is one line, not a traceback."""
+    try:
+        yield
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        detail = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise InvalidInput(f"{where} (or its queues): malformed ({detail})") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -163,3 +163,25 @@ def test_live_and_files_exclude_each_other(on_twin: Callable[..., MemoryCluster]
     assert r.exit_code == 2 and "give one source" in r.stderr
     r = run("queue", "explain", "job/first", "--catalog", str(f))
     assert r.exit_code == 2 and "--catalog takes manifests" in r.stderr
+    r = run("queue", "explain", "job/")
+    assert r.exit_code == 2 and "want [job/|workload/][NS/]NAME" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        pytest.param(lambda wl: wl["spec"].update(priority="high"), id="priority-not-a-number"),
+        pytest.param(lambda wl: wl["metadata"].update(creationTimestamp="yesterday"), id="bad-timestamp"),
+        pytest.param(lambda wl: wl["status"].update(conditions="QuotaReserved"), id="conditions-not-a-list"),
+        pytest.param(lambda wl: wl["status"].update(resourceRequests=[{"resources": ["gpu"]}]), id="requests-a-list"),
+    ],
+)  # fmt: skip
+def test_hostile_workload_status_is_one_line(on_twin: Callable[..., MemoryCluster],
+                                             breakage: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+    cluster = on_twin()
+    key = next(k for k in cluster.objects if k[0] == "Workload" and k[2].startswith("job-second-"))
+    breakage(cluster.objects[key])
+    r = run("queue", "explain", "job/second", "-n", NS)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert f"MemoryCluster: Workload {NS}/{key[2]} (or its queues): malformed (" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr, r.stderr
