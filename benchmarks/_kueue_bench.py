@@ -39,8 +39,9 @@ GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 DECISION = b"Workload assumed in the cache"
 
 
-def workload_of(job: Mapping[str, Any]) -> dict[str, Any]:
-    """The Workload Kueue's batch/job integration creates for ``job``: one pod set ``main``."""
+def workload_of(job: Mapping[str, Any], priorities: Mapping[str, int]) -> dict[str, Any]:
+    """The Workload Kueue's batch/job integration creates for ``job``: one pod set ``main``, the
+    priority class's value copied into ``spec.priority`` (Kueue's webhook requires both)."""
     meta, spec = job["metadata"], job["spec"]
     labels = meta.get("labels") or {}
     count = min(int(spec.get("parallelism", 1)), int(spec.get("completions", spec.get("parallelism", 1))))
@@ -59,6 +60,7 @@ def workload_of(job: Mapping[str, Any]) -> dict[str, Any]:
             "kind": "WorkloadPriorityClass",
             "name": labels[PRIORITY_LABEL],
         }
+        out["spec"]["priority"] = priorities[labels[PRIORITY_LABEL]]
     return out
 
 
@@ -76,10 +78,13 @@ def _decision_times(log: Path, since: int) -> list[float]:
     return times
 
 
-def _finished(now: str) -> list[dict[str, Any]]:
+def _finished(ns: str, name: str, now: str) -> dict[str, Any]:
+    """A server-side apply of the Finished condition alone (conditions are a list map keyed by
+    type, so Kueue's own conditions stay as they are), as a Job integration would set it."""
     condition = {"type": "Finished", "status": "True", "reason": "Succeeded", "message": "benchmark",
                  "lastTransitionTime": now}  # fmt: skip
-    return [{"op": "add", "path": "/status/conditions/-", "value": condition}]
+    return {"apiVersion": KUEUE_API, "kind": "Workload", "metadata": {"name": name, "namespace": ns},
+            "status": {"conditions": [condition]}}  # fmt: skip
 
 
 def kueue_seconds_per_decision(
@@ -95,6 +100,9 @@ def kueue_seconds_per_decision(
     objects = compile_catalog(load_catalog_text(catalog_text, "catalog.yaml").catalog)
     config, objects = objects[-1], objects[:-1]
     mappings = (config.get("resources") or {}).get("deviceClassMappings") or []
+    priorities = {
+        o["metadata"]["name"]: int(o["value"]) for o in objects if o["kind"] == "WorkloadPriorityClass"
+    }
     namespaces = sorted({j["metadata"]["namespace"] for j in jobs})
     classes = sorted({c for m in mappings for c in m.get("deviceClassNames") or []})
     with tempfile.TemporaryDirectory(prefix="drakit-bench-kueue-") as tmp:
@@ -123,7 +131,7 @@ def kueue_seconds_per_decision(
                     obj = {**obj, "spec": {**obj["spec"], "stopPolicy": "Hold"}}
                 cluster.create(obj)
             with ThreadPoolExecutor(creators) as pool:
-                list(pool.map(lambda j: cluster.create(workload_of(j)), jobs))
+                list(pool.map(lambda j: cluster.create(workload_of(j, priorities)), jobs))
             listed: dict[str, Any] = custom.list_cluster_custom_object(GROUP, VERSION, "workloads")  # type: ignore[assignment]
             rv = listed["metadata"]["resourceVersion"]
 
@@ -144,12 +152,15 @@ def kueue_seconds_per_decision(
             done: set[tuple[str, str]] = set()
             lock = threading.Lock()
             finishers = ThreadPoolExecutor(creators)
+            futures: list[Any] = []
+            drain_deadline = time.monotonic() + timeout
 
             def finish(ns: str, name: str) -> None:
                 now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
                 custom.patch_namespaced_custom_object_status(
-                    GROUP, VERSION, ns, "workloads", name, _finished(now)
-                )
+                    GROUP, VERSION, ns, "workloads", name, _finished(ns, name, now),
+                    field_manager="drakit-bench", force=True, _content_type="application/apply-patch+yaml",
+                )  # fmt: skip
 
             w = watch.Watch()
             for ev in w.stream(custom.list_cluster_custom_object, GROUP, VERSION, "workloads",
@@ -164,7 +175,12 @@ def kueue_seconds_per_decision(
                         fresh = key not in done
                         done.add(key)
                     if fresh:
-                        finishers.submit(finish, *key)
+                        futures.append(finishers.submit(finish, *key))
+                failed = next((f.exception() for f in futures if f.done() and f.exception()), None)
+                if failed is not None:
+                    raise RuntimeError(f"marking a Workload Finished failed: {failed}")
+                if time.monotonic() > drain_deadline:
+                    raise RuntimeError(f"Kueue admitted {len(done)} of {len(jobs)} within {timeout:.0f} s")
                 if len(done) >= len(jobs):
                     w.stop()
             finishers.shutdown(wait=True)

@@ -62,13 +62,40 @@ def open_source(source: Source, features: Features, *, namespace: str | None = "
     client = live_client(source)
     try:
         scope = Scope(namespace, pod_selector, frozenset(kinds) if kinds is not None else None)
-        snapshot = read_snapshot(client, scope, source=client.target.describe(),
+        info = client.server_info()
+        _warn_release(info.git_version, features)
+        snapshot = read_snapshot(client, scope, source=where(client), info=info,
                                  warn=lambda w: print(f"Warning: {w}", file=sys.stderr))
     finally:
         client.close()
     keep_until_exit(snapshot)
     freeze_loaded()
     return snapshot
+
+
+def _warn_release(git_version: str, features: Features) -> None:
+    """Say so when the cluster's release is not the one whose feature-gate defaults answer.
+
+    The verb has already chosen its gates (``--kubernetes-version``, default the newest); a
+    scheduler of an older release may decide with other defaults, so the user is told how to
+    match it.  Gates the user set (``--feature-gates``, another version) are left unremarked.
+    """
+    import re
+
+    from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS
+
+    m = re.match(r"v?(\d+)\.(\d+)", git_version)
+    minor = f"{m[1]}.{m[2]}" if m else ""
+    if features != Features.for_version(NEWEST_VERSION) or minor == NEWEST_VERSION or minor not in SUPPORTED_VERSIONS:
+        return
+    print(f"Warning: the cluster runs Kubernetes {git_version}; answering with {NEWEST_VERSION}'s feature-gate "
+          f"defaults (give --kubernetes-version {minor} to match the cluster)", file=sys.stderr)
+
+
+def where(client: Any) -> str:
+    """What a snapshot names as its source: the kubeconfig context (the twin has none)."""
+    target = getattr(client, "target", None)
+    return str(target.describe()) if target is not None else type(client).__name__
 
 
 def live_client(source: Source) -> Any:

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
-from drakit.cli.options import Files, Format, kube_name, output_option
-from drakit.errors import InvalidArgument, InvalidInput, NotFound
+from drakit.cli.options import Context, Files, Format, Kubeconfig, RequestTimeout, kube_name, output_option
+from drakit.errors import InvalidArgument, InvalidInput, NotFound, UsageError
 from drakit.features import NEWEST_VERSION
 
 queue_app = typer.Typer(help="Queue catalogs: compile to Kueue, check, explain why a workload waits.", no_args_is_help=True)
@@ -100,12 +100,24 @@ def check_cmd(
 @queue_app.command("explain")
 def explain_cmd(
     name: Annotated[str, typer.Argument(metavar="[job/]NAME", help="The Job (or Workload) that waits, NS/NAME or NAME in -n.")],
-    filename: Files,
+    filename: Files = [],  # noqa: B006 - typer's list default
     catalog: Annotated[str | None, typer.Option("--catalog", metavar="CATALOG", help="A QueueCatalog; else Kueue objects in -f.")] = None,
     namespace: Annotated[str, typer.Option("--namespace", "-n", metavar="NS")] = "default",
     output: Annotated[str, output_option(Format.text, Format.json)] = Format.text,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    request_timeout: RequestTimeout = 30.0,
 ) -> None:
-    """Offline: replay the Jobs in -f (by creation time) through the engine and say why NAME waits (exit 3) or not."""
+    """Why NAME waits (exit 3) or not (exit 0). With -f, offline: the Jobs in -f replayed (by creation
+    time) through the engine. Without -f, live: the Job's Workload status, conditions and messages
+    and its queues, read from the cluster of the kubeconfig."""
+    from drakit.cli.door import Source
+
+    if not filename:
+        if catalog:
+            raise UsageError("--catalog takes manifests (-f): a live explain reads Kueue's own objects")
+        _explain_live(name, namespace, output, Source((), kubeconfig, context, False, request_timeout))
+    Source(filename, kubeconfig, context).check()
     from drakit.cli.door import refuse_invalid
     from drakit.errors import InvalidInput
     from drakit.features import Features
@@ -174,6 +186,43 @@ def explain_cmd(
     raise typer.Exit(EXIT_OK if ex.admitted else EXIT_UNSATISFIABLE)
 
 
+def _explain_live(name: str, namespace: str, output: str, source: Any) -> None:
+    """The live form: read the Job, its Workload and queues, and print Kueue's verdict."""
+    from drakit.cli.door import live_client
+    from drakit.cli.door import where as where_of
+    from drakit.live.kueue import QUEUE_NAME_LABEL, read_kueue_state
+    from drakit.queues.workload_status import explain_job_without_workload, explain_workload
+
+    kind = "Workload" if name.startswith("workload/") else "Job"
+    rest = name.split("/", 1)[1] if name.startswith(("job/", "workload/")) else name
+    ns, _, obj_name = rest.rpartition("/")
+    if not obj_name:
+        raise UsageError(f"{name!r}: want [job/|workload/][NS/]NAME")
+    client = live_client(source)
+    origin = where_of(client)
+    try:
+        state = read_kueue_state(client, kind, obj_name, ns or namespace,
+                                 warn=lambda w: print(f"Warning: {w}", file=sys.stderr))
+    finally:
+        client.close()
+    if state.workloads:
+        wl = state.workloads[0]
+        where = f"{origin}: Workload {_namespace(wl)}/{wl['metadata'].get('name', '')}"
+        with _malformed_live(where):
+            ex = explain_workload(
+                wl, cluster_queues=state.cluster_queues, local_queues=state.local_queues,
+                workloads=state.all_workloads, device_class_mappings=state.device_class_mappings,
+            )  # fmt: skip
+    else:
+        assert state.job is not None  # a Workload asked for by name exists (else not-found)
+        ex = explain_job_without_workload(state.job, QUEUE_NAME_LABEL)
+    if output == Format.json:
+        emit(ex.to_json(), output)
+    else:
+        typer.echo(ex.text())
+    raise typer.Exit(EXIT_UNSATISFIABLE if ex.verdict.waiting else EXIT_OK)
+
+
 def _namespace(obj: Any) -> str:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     ns = meta.get("namespace") if isinstance(meta, dict) else None
@@ -190,6 +239,16 @@ def _malformed(docs: Sequence[Any], what: str) -> Iterator[None]:
             sorted({str(d.source) for d in docs}))
         detail = f"missing field {e}" if isinstance(e, KeyError) else str(e)
         raise InvalidInput(f"{where}: {what}: malformed ({detail})") from None
+
+
+@contextmanager
+def _malformed_live(where: str) -> Iterator[None]:
+    """Kueue's CRD schemas keep these shapes; an object that breaks them anyway is one line, not a traceback."""
+    try:
+        yield
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        detail = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+        raise InvalidInput(f"{where} (or its queues): malformed ({detail})") from None
 
 
 def register(app: typer.Typer) -> None:

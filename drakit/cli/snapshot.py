@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from drakit.cli import door
 from drakit.cli.console import write_plain
-from drakit.cli.door import Source, freeze_loaded, live_client
 from drakit.cli.options import (
     AllNamespaces,
     Context,
@@ -61,13 +61,13 @@ def register(app: typer.Typer) -> None:
         from drakit.live.snapshot import Scope, read_snapshot
 
         scope = Scope(namespace_scope(namespace, all_namespaces), selector or "")
-        client = live_client(Source((), kubeconfig, context, timeout=request_timeout))
+        client = door.live_client(door.Source((), kubeconfig, context, timeout=request_timeout))
         try:
-            snap = read_snapshot(client, scope, source=client.target.describe(),
+            snap = read_snapshot(client, scope, source=door.where(client),
                                  warn=lambda w: print(f"Warning: {w}", file=sys.stderr))
         finally:
             client.close()
-        freeze_loaded()
+        door.freeze_loaded()
         items: list[Any] = list(snap.objects())
         if not no_redact:
             items, counts = redact(items)

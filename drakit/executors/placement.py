@@ -71,12 +71,16 @@ def claim_for(rp: ResolvedProfile, *, namespace: str, name: str, uid: str,
     return claim, compiled.device_class, name_of(source)
 
 
-def _unsatisfiable(claim: str, message: str, in_use: int) -> Reason:
+def _unsatisfiable(claim: str, message: str, in_use: int, by_runs: int) -> Reason:
+    """Waiting only while other runs hold devices: claims the inventory shows allocated are never
+    released by this executor, so waiting on them alone would wait out the whole deadline."""
     code = ExplainCode.DEVICES_IN_USE if in_use else ExplainCode.NOT_ENOUGH_DEVICES
-    verdict = Verdict.WAITING if in_use else Verdict.NEVER
+    verdict = Verdict.WAITING if by_runs else Verdict.NEVER
+    hint = ("wait for a running run to finish" if by_runs else
+            "the inventory's allocated claims hold the devices: free them or ask for fewer" if in_use else
+            "ask for fewer or other devices")
     return Reason(code=code, message=f"claim {claim}: {message} on every node ({in_use} claims hold devices)",
-                  verdict=verdict, owner=Owner.PLATFORM, stage=Stage.DEVICES, claim=claim,
-                  hint="wait for a running run to finish" if in_use else "ask for fewer or other devices")
+                  verdict=verdict, owner=Owner.PLATFORM, stage=Stage.DEVICES, claim=claim, hint=hint)
 
 
 class DeviceBook:
@@ -122,7 +126,7 @@ class DeviceBook:
                 if outcome.status == "error":
                     return Reason(code=ExplainCode.ALLOCATION_ERROR, message=f"claim {label}: {message}",
                                   verdict=Verdict.BROKEN, owner=Owner.PLATFORM, claim=label)
-            return _unsatisfiable(label, message, len(in_use))
+            return _unsatisfiable(label, message, len(in_use), len(self._held))
 
     def held(self, run_id: str, claim: dict[str, Any]) -> None:
         """Mark an already allocated claim (a resumed run's) as holding its devices."""

@@ -27,6 +27,7 @@ from drakit.errors import DrakitError
 Obj = dict[str, Any]
 
 RESOURCE_V1 = "resource.k8s.io/v1"
+KUEUE_V1BETA2 = "kueue.x-k8s.io/v1beta2"  # Kueue's CRDs: served only where Kueue is installed
 FIELD_MANAGER = "drakit"
 
 
@@ -55,11 +56,16 @@ RESOURCES: Mapping[str, Resource] = {
         Resource("Node", "v1", "nodes", False),
         Resource("Pod", "v1", "pods", True),
         Resource("Event", "v1", "events", True),
+        Resource("ConfigMap", "v1", "configmaps", True),
+        Resource("Job", "batch/v1", "jobs", True),
         Resource("DeviceClass", RESOURCE_V1, "deviceclasses", False),
         Resource("ResourceSlice", RESOURCE_V1, "resourceslices", False),
         Resource("DeviceTaintRule", RESOURCE_V1, "devicetaintrules", False),
         Resource("ResourceClaim", RESOURCE_V1, "resourceclaims", True),
         Resource("ResourceClaimTemplate", RESOURCE_V1, "resourceclaimtemplates", True),
+        Resource("Workload", KUEUE_V1BETA2, "workloads", True),
+        Resource("LocalQueue", KUEUE_V1BETA2, "localqueues", True),
+        Resource("ClusterQueue", KUEUE_V1BETA2, "clusterqueues", False),
     )
 }
 

@@ -4,7 +4,7 @@ The only module that imports the ``kubernetes`` package, and only for what it do
 loading kubeconfig (contexts, exec credential plugins, OIDC refresh, client certificates) and
 in-cluster config, and its urllib3 connection pool.  Requests and responses bypass its
 generated models: lists arrive as raw JSON and become wire dicts directly (its pydantic
-models would cost ~15x the time and ~3x the memory at fleet scale; docs/live.md has the
+models cost 12x the time and 2.7x the memory on 1,000 slices; docs/live.md has the
 measurement).  Every failure passes through :meth:`KubeClient._call`, which turns transport
 errors and non-2xx statuses into one :class:`ClusterError` each.
 """
@@ -42,7 +42,7 @@ from drakit.live.client import (
     resource_of,
     with_kind,
 )
-from drakit.live.config import ConnectOptions, Target, resolve
+from drakit.live.config import ConnectOptions, Target, load_kubeconfig, resolve
 
 _VERBS = {"GET": "get", "POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}
 
@@ -62,10 +62,12 @@ class KubeClient:
                 load_incluster_config(client_configuration=config)
             else:
                 loader = _get_kube_config_loader(
-                    filename=":".join(target.files), active_context=target.context, persist_config=False
+                    config_dict=load_kubeconfig(target.files), active_context=target.context, persist_config=False
                 )
                 loader.load_and_set(config)
                 target = replace(target, context=str(loader.current_context["name"]))  # named in errors
+        except ClusterError:
+            raise
         except (ConfigException, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as e:
             raise ClusterError(ErrorCode.INVALID, f"{target.describe()}: {_one_line(str(e))}") from None
         self.target = target
@@ -195,7 +197,11 @@ class KubeClient:
     ) -> Any:
         url = self.server + path + (f"?{urlencode(query)}" if query else "")
         headers = {"Accept": "application/json", "User-Agent": "drakit"}
-        settings: dict[str, Any] = dict(self.config.auth_settings())  # refreshes exec/OIDC tokens when due
+        try:
+            settings: dict[str, Any] = dict(self.config.auth_settings())  # refreshes exec/OIDC tokens when due
+        except Exception as e:  # the library's refresh hooks raise whatever their plugin or provider did
+            raise ClusterError(ErrorCode.UNAUTHORIZED, f"cannot refresh the credentials of {self.target.describe()}: "
+                               f"{_one_line(str(e))}") from None
         for auth in settings.values():
             headers[auth["key"]] = str(auth["value"])
         if body is not None:

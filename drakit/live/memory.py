@@ -20,6 +20,7 @@ from typing import Any
 from drakit.live.client import (
     FIELD_MANAGER,
     RESOURCE_V1,
+    RESOURCES,
     ClusterError,
     Conflict,
     ErrorCode,
@@ -43,6 +44,8 @@ class MemoryCluster:
     git_version: str = "v1.37.2"
     resource_v1: bool = True
     history: int = 1000
+    unserved: frozenset[str] = frozenset()
+    """API group/versions the twin does not serve (a cluster without Kueue's CRDs): 404 on every verb."""
     failures: dict[tuple[str, str], ClusterError] = field(default_factory=dict)
     objects: dict[Key, Obj] = field(default_factory=dict)
     owners: dict[Key, dict[str, frozenset[Leaf]]] = field(default_factory=dict)
@@ -68,6 +71,9 @@ class MemoryCluster:
         self.owners.pop(key, None)
         self._record("DELETED", key, obj)
 
+    def close(self) -> None:
+        """Nothing to release (the real client closes its connection pool)."""
+
     def compact(self) -> None:
         """Forget every watch event so far (etcd compaction): older versions become 410 Gone."""
         self.log.clear()
@@ -77,7 +83,8 @@ class MemoryCluster:
 
     def server_info(self) -> ServerInfo:
         self._fail("discover", "")
-        kinds = frozenset(k for k in _all_kinds() if self.resource_v1 or resource_of(k).api_version != RESOURCE_V1)
+        kinds = frozenset(k for k, r in RESOURCES.items() if (self.resource_v1 or r.api_version != RESOURCE_V1)
+                          and r.api_version not in self.unserved)
         return ServerInfo(self.git_version, self.resource_v1, kinds)
 
     def list(
@@ -219,7 +226,7 @@ class MemoryCluster:
 
     def _served(self, kind: str) -> Any:
         resource = resource_of(kind)
-        if resource.api_version == RESOURCE_V1 and not self.resource_v1:
+        if (resource.api_version == RESOURCE_V1 and not self.resource_v1) or resource.api_version in self.unserved:
             raise ClusterError(ErrorCode.NOT_FOUND, f"the server could not find the requested resource ({resource.plural})",
                                status=404)
         return resource
@@ -250,12 +257,6 @@ class MemoryCluster:
         if drop:
             self.compacted = self.log[drop - 1][0]
             del self.log[:drop]
-
-
-def _all_kinds() -> Iterable[str]:
-    from drakit.live.client import RESOURCES
-
-    return RESOURCES
 
 
 def _content(obj: Obj) -> Obj:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -115,4 +115,4 @@ def _served(kind: str, info: ServerInfo) -> bool:
     return RESOURCES[kind].api_version != RESOURCE_V1 or not info.served_kinds or kind in info.served_kinds
 
 
-__all__: Sequence[str] = ("CLUSTER_KINDS", "NAMESPACED_KINDS", "Scope", "list_all", "read_snapshot", "require_dra")
+__all__ = ["CLUSTER_KINDS", "NAMESPACED_KINDS", "Scope", "list_all", "read_snapshot", "require_dra"]

@@ -9,9 +9,10 @@ Kueue issue 13969 is recognised: a Workload that DRA validation marked ``Requeue
 (reason ``Inadmissible``) is never retried by the queue (``backoffWaitingTimeExpired`` in
 ``pkg/cache/queue/cluster_queue.go`` refuses it), so it can sit there after the cause was fixed.
 When the current ``deviceClassMappings`` show the cause is gone, the verdict says so with the
-remedy. Kueue v0.19.2 clears those conditions when its workload controller next processes the
-DRA requests successfully, which happens when the manager restarts (it reads the mappings only
-at start); a Workload still parked after that needs deleting and recreating.
+remedy. Read from Kueue v0.19.2's workload controller (not yet seen on a cluster): it drops those
+conditions when it next processes the DRA requests successfully, which a manager restart with
+the fixed mappings triggers (they are read only at start); a Workload still parked after that
+is deleted, and Kueue's Job integration creates a fresh one.
 
 Pure: plain API dicts in, a frozen value out.
 """
@@ -25,7 +26,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["LiveVerdict", "WorkloadExplanation", "explain_workload"]
+__all__ = ["LiveVerdict", "WorkloadExplanation", "explain_job_without_workload", "explain_workload"]
 
 KUEUE_13969 = "https://github.com/kubernetes-sigs/kueue/issues/13969"
 _UNMAPPED = re.compile(r"DeviceClass (\S+) is not mapped in DRA configuration")
@@ -55,6 +56,13 @@ class LiveVerdict(StrEnum):
     QUEUE_STOPPED = "QueueStopped"
     NO_QUEUE = "NoQueue"
     PENDING = "Pending"
+    NO_WORKLOAD = "NoWorkload"  # a Job for Kueue whose Workload does not exist (yet)
+    NOT_MANAGED = "NotManagedByKueue"
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the Job waits for Kueue (the verb's exit 3)."""
+        return self not in (LiveVerdict.ADMITTED, LiveVerdict.FINISHED, LiveVerdict.NOT_MANAGED)
 
 
 @dataclass(frozen=True)
@@ -216,6 +224,7 @@ def explain_workload(
     mappings = list(device_class_mappings or [])
     conds = _conditions(wl)
     key, job = _key(wl), _job(wl)
+    ns, wl_name = key.split("/", 1)
     cq_name = _cluster_queue_of(wl, local_queues)
     cq = next((c for c in cluster_queues if (c.get("metadata") or {}).get("name") == cq_name), None)
     name = f"Workload {key}" + (f" (Job {job})" if job else "")
@@ -256,7 +265,8 @@ def explain_workload(
                     ],
                     cause,
                     "restart the Kueue manager so it reprocesses the workload with the current deviceClassMappings; "
-                    f"if it is still parked, delete and recreate {'Job ' + job if job else 'the workload'}",
+                    f"if it is still parked, delete the Workload (kubectl delete workload -n {ns} {wl_name}); "
+                    "Kueue's Job integration creates a fresh one for the Job",
                 )
             return out(
                 LiveVerdict.INADMISSIBLE,
@@ -329,6 +339,10 @@ def explain_workload(
         details.append(
             "StrictFIFO: the oldest workload of the highest priority blocks younger ones even when they would fit"
         )
+    counts = cq.get("status") or {}
+    if "pendingWorkloads" in counts or "admittedWorkloads" in counts:
+        details.append(f"ClusterQueue {cq_name} status: {counts.get('admittedWorkloads', 0)} admitted, "
+                       f"{counts.get('reservingWorkloads', 0)} reserving quota, {counts.get('pendingWorkloads', 0)} pending")  # fmt: skip
     insufficient = "insufficient" in message
     verdict = (
         LiveVerdict.WAITING_FOR_QUOTA
@@ -336,3 +350,29 @@ def explain_workload(
         else (LiveVerdict.BEHIND_OTHERS if ahead else LiveVerdict.PENDING)
     )
     return out(verdict, f"{name} waits. {line}", details, message)
+
+
+def explain_job_without_workload(job: Mapping[str, Any], queue_label: str = "kueue.x-k8s.io/queue-name") -> WorkloadExplanation:
+    """A Job no Workload belongs to: not for Kueue (no queue label), or Kueue has not taken it yet.
+
+    (A manager run with ``manageJobsWithoutQueueName`` takes unlabelled Jobs too; then a
+    Workload exists and :func:`explain_workload` answers.)
+    """
+    meta, spec = job.get("metadata") or {}, job.get("spec") or {}
+    ns, name = str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+    queue = (meta.get("labels") or {}).get(queue_label)
+    suspended = bool(spec.get("suspend"))
+    if not queue:
+        return WorkloadExplanation(
+            f"{ns}/{name}", name, "", LiveVerdict.NOT_MANAGED,
+            f"Job {ns}/{name} is not managed by Kueue: it has no {queue_label} label and no Workload",
+            ("it is suspended (spec.suspend) and nothing will resume it",) if suspended else (),
+            remedy=f"label it {queue_label}=LOCALQUEUE to queue it" if suspended else "",
+        )  # fmt: skip
+    return WorkloadExplanation(
+        f"{ns}/{name}", name, "", LiveVerdict.NO_WORKLOAD,
+        f"Job {ns}/{name} names LocalQueue {queue} but Kueue has not created its Workload",
+        (f"the Job is {'suspended' if suspended else 'not suspended'}; Kueue's Job integration makes a Workload "
+         "within seconds of seeing a labelled Job",),
+        remedy="check that the Kueue manager runs and its Configuration enables the batch/job integration",
+    )  # fmt: skip

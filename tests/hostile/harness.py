@@ -39,6 +39,7 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "profile-polyaxon": lambda f: ["profile", "polyaxon", f],
     "admission-policy": lambda f: ["admission", "policy", f],
     "cel-eval-device": lambda f: ["cel", "eval", "true", "--device", f],
+    "snapshot-kubeconfig": lambda f: ["snapshot", "--kubeconfig", f],  # the input is the kubeconfig
     "run-sim": lambda f: ["run", "-f", f, "--executor", "sim", "-p", "evaluation", "--store", "sqlite:///:memory:",
                           "--", "true"],
     "discover-replay": lambda f: ["discover", "--replay", f],

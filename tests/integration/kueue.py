@@ -278,8 +278,9 @@ class KueueManager:
 
     def check_configuration(self, timeout: float = 60.0) -> str:
         """Run Kueue's own start-up on this Configuration against an API server that is not
-        there, and return its log: loading, defaulting, validation and the DRA mapper
-        (``PopulateFromConfiguration``) all happen before the first API call, which then fails.
+        there, and return its log: loading, defaulting and validation (``config.Validate``, which
+        checks every deviceClassMapping and compiles counter selectors) happen before the first
+        API call, which then fails. :func:`configuration_verdict` reads the log.
         """
         self.ports = {"webhook": _free_port(), "health": _free_port()}
         self._prepare_root(f"https://127.0.0.1:{_free_port()}")
@@ -364,6 +365,28 @@ class KueueManager:
                 last = str(e)
             time.sleep(0.5)
         raise KueueError(f"kueue not ready at {url}: {last}\n{self.log_tail()}")
+
+
+_CONFIG_ERRORS = (
+    "Unable to load the configuration",
+    "conflicting feature gates",
+    "Unable to validate the configuration",
+)
+
+
+def configuration_verdict(log: str) -> str:
+    """``accepted`` when Kueue got past its configuration to its first API call, else
+    ``refused: <message>: <error>`` from its log."""
+    for line in log.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("level") == "error" and entry.get("msg") in _CONFIG_ERRORS:
+            return f"refused: {entry['msg']}: {entry.get('error', '')}"
+        if entry.get("level") == "error" and entry.get("msg") == "Unable to start manager":
+            return "accepted"
+    return "unknown: " + log[-500:]
 
 
 def start_kueue(

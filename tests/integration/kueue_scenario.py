@@ -298,6 +298,7 @@ class Trace:
     # The real side's Workload creationTimestamp per Job: Kueue's queue order input (second
     # resolution; equal times are ordered by UID, which no model can reproduce).
     created: dict[str, str] = field(default_factory=dict)
+    uid: dict[str, str] = field(default_factory=dict)  # Job -> its Workload's UID (the tie-break)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -306,6 +307,7 @@ class Trace:
             "usage": {k: self.usage[k] for k in sorted(self.usage)},
             "pending": self.pending,
             "created": {k: self.created[k] for k in sorted(self.created)},
+            "uid": {k: self.uid[k] for k in sorted(self.uid)},
         }
 
     @classmethod
@@ -315,6 +317,7 @@ class Trace:
             usage=dict(data["usage"]),
             pending=dict(data["pending"]),
             created=dict(data.get("created") or {}),
+            uid=dict(data.get("uid") or {}),
         )
 
 
@@ -396,11 +399,26 @@ def _epoch(ts: str) -> float:
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
 
 
-def engine_trace(created: Mapping[str, str] | None = None) -> Trace:
+def queue_times(created: Mapping[str, str], uid: Mapping[str, str]) -> dict[str, float]:
+    """Kueue's queue-order input as one number per Job: the creation second, and among Jobs
+    created in the same second the UID order (``cmp.Compare(a.UID, b.UID)``, Kueue's last tie
+    break) as millisecond offsets — the API's one-second resolution makes such ties common."""
+    out: dict[str, float] = {}
+    by_second: dict[float, list[str]] = {}
+    for job, ts in created.items():
+        by_second.setdefault(_epoch(ts), []).append(job)
+    for second, names in by_second.items():
+        for rank, job in enumerate(sorted(names, key=lambda n: uid.get(n, n))):
+            out[job] = second + rank / 1000
+    return out
+
+
+def engine_trace(created: Mapping[str, str] | None = None, uid: Mapping[str, str] | None = None) -> Trace:
     """The scenario through drakit's engine (``drakit.queues``), with Kueue's objects as input.
 
-    ``created``: the real Workloads' creation timestamps (from the golden trace), so both sides
-    order the queues from the same input; without it, the submission index in seconds.
+    ``created``/``uid``: the real Workloads' creation timestamps and UIDs (from the golden trace),
+    so both sides order the queues from the same input (:func:`queue_times`); without them, the
+    submission index in seconds.
 
     A held ClusterQueue's Jobs are submitted to the engine when the queue is released, with
     their original creation times: a held queue takes no part in admission, while its quota
@@ -416,6 +434,7 @@ def engine_trace(created: Mapping[str, str] | None = None) -> Trace:
         if o.get("kind") == "ResourceClaimTemplate":
             templates.setdefault(o["metadata"]["namespace"], {})[o["metadata"]["name"]] = o
     engine = admission.Engine(setup)
+    times = queue_times(created, uid or {}) if created else {}
     trace = Trace()
     admitted_at: dict[str, int] = {}
     order: list[str] = []
@@ -449,7 +468,7 @@ def engine_trace(created: Mapping[str, str] | None = None) -> Trace:
                     job_manifest(job),
                     templates[job.namespace],
                     setup.priority_classes,
-                    created=_epoch(created[job.name]) if created else float(index[job.name]),
+                    created=times[job.name] if times else float(index[job.name]),
                 )
                 engine.submit(wl)
         record(f"release {q.name}", engine.settle(), [])
@@ -490,6 +509,8 @@ class RealKueueDriver:
         self.order: list[str] = []
         self.job_of: dict[tuple[str, str], str] = {}  # (namespace, Workload) -> Job
         self.created: dict[str, str] = {}  # Job -> its Workload's creationTimestamp
+        self.uid: dict[str, str] = {}  # Job -> its Workload's UID
+        self.scenario_jobs = {(j.namespace, j.name) for j in jobs()}
         self.admitted_at: dict[str, int] = {}  # Job -> index of the event it was admitted in
         self.usage: dict[str, dict[str, str]] = {}
 
@@ -499,11 +520,13 @@ class RealKueueDriver:
         """Update state from one Workload; returns (newly admitted Job, newly finished Job)."""
         meta = wl.get("metadata") or {}
         job = next((r["name"] for r in meta.get("ownerReferences") or [] if r.get("kind") == "Job"), None)
-        if job is None:
-            return None, None
+        if job is None or (meta.get("namespace"), job) not in self.scenario_jobs:
+            return None, None  # another test's Workload (its namespace may still be terminating)
         self.job_of[(meta.get("namespace", ""), meta.get("name", ""))] = job
         if meta.get("creationTimestamp"):
             self.created[job] = str(meta["creationTimestamp"])
+        if meta.get("uid"):
+            self.uid[job] = str(meta["uid"])
         status = wl.get("status") or {}
         conditions = {c["type"]: c for c in status.get("conditions") or []}
         new_admit = new_finish = None
@@ -699,6 +722,7 @@ class RealKueueDriver:
             trace.steps.append(self.snapshot(trace, f"finish {job_name}", new, finished))
         trace.usage = dict(self.usage)
         trace.created = dict(self.created)
+        trace.uid = dict(self.uid)
         trace.pending = {
             cq_name(q.name): [j.name for j in jobs() if j.queue == q.name and j.name not in self.admitted]
             for q in QUEUES

@@ -23,7 +23,7 @@ from kubernetes.client.exceptions import ApiException
 
 from tests.integration.gating import require
 from tests.integration.kube import Cluster
-from tests.integration.kueue import KUEUE_API, KueueManager
+from tests.integration.kueue import KUEUE_API, KueueManager, configuration_verdict
 from tests.integration.kueue_scenario import (
     DEVICE_CLASS_MAPPINGS,
     QUEUE_NAME_LABEL,
@@ -112,18 +112,14 @@ def test_compiled_catalog_created(
     patch, objects = objects[-1], objects[:-1]
     assert patch["kind"] == "Configuration" and set(patch) == {"apiVersion", "kind", "resources"}, patch
     assert set(patch["resources"]) == {"deviceClassMappings"}, patch
-    # Kueue's own loader, defaulting, validation and DRA mapper accept the patch merged into a
-    # manager Configuration (it then stops at its first API call: no server on that port).
+    # Kueue's own loader, defaulting and validation (config.Validate checks every mapping, CEL
+    # selectors of counter sources compiled) accept the patch merged into a manager
+    # Configuration; it then stops at its first API call (no server on that port).
     checker = KueueManager(
         kueue.directory, kueue.plane, tmp_path, tuple(patch["resources"]["deviceClassMappings"])
     )
-    log = checker.check_configuration()
-    refused = [
-        line for line in log.splitlines() if '"level":"error"' in line and "server version" not in line
-    ]
-    assert "DRA mapper initialized from configuration" in log and not refused, (
-        "\n".join(refused) or log[-2000:]
-    )
+    verdict = configuration_verdict(checker.check_configuration())
+    assert verdict == "accepted", verdict
     namespaces = sorted({o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")})
     for ns in namespaces:
         if cluster.get("v1", "Namespace", ns) is None:
@@ -244,6 +240,7 @@ def test_queued_job_suspended_and_counted(
 )
 def test_configuration_check_refuses(kueue: KueueManager, tmp_path: Path, mapping: dict[str, Any]) -> None:
     """The check above can fail: Kueue refuses a broken mapping before its first API call."""
-    log = KueueManager(kueue.directory, kueue.plane, tmp_path, (mapping,)).check_configuration()
-    assert "DRA mapper initialized from configuration" not in log
-    assert '"level":"error"' in log, log[-2000:]
+    verdict = configuration_verdict(
+        KueueManager(kueue.directory, kueue.plane, tmp_path, (mapping,)).check_configuration()
+    )
+    assert verdict.startswith("refused: Unable to validate the configuration"), verdict

@@ -19,6 +19,7 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from drakit.queues.workload_status import LiveVerdict, explain_workload
+from tests.integration.controlplane import ControlPlane
 from tests.integration.kube import Cluster
 from tests.integration.kueue import KUEUE_API, KueueManager
 from tests.integration.kueue_scenario import (
@@ -187,6 +188,27 @@ def test_live_explain_of_real_states(live_states: dict[str, Any]) -> None:
     fixed = [*live_states["deviceClassMappings"], {"name": "example.com/odd", "deviceClassNames": [UNMAPPED]}]
     stuck = _explain(live_states, "unmapped", fixed)
     assert stuck.verdict is LiveVerdict.STUCK_INADMISSIBLE and "13969" in stuck.text(), stuck.text()
+
+
+def test_queue_explain_verb_reads_the_live_cluster(
+    live_states: dict[str, Any], control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """``drakit queue explain job/NAME`` without -f, through the real client: the suspended Job
+    over quota waits (exit 3) with the ClusterQueue's numbers; the admitted one exits 0."""
+    from drakit.cli.testing import run
+
+    kubeconfig = str(control_plane.write_kubeconfig(tmp_path / "admin.kubeconfig"))
+    ns = live_states["localQueues"][0]["metadata"]["namespace"]
+    first = run("queue", "explain", "job/first", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
+    assert first.exit_code == 3, first.stdout + first.stderr
+    got = json.loads(first.stdout)
+    assert got["verdict"] == LiveVerdict.WAITING_FOR_QUOTA.value, got
+    assert "quota 2 × example.com/gpu-48g, 2 used by jobs holder" in got["summary"], got
+    assert "insufficient unused quota" in got["kueueMessage"], got
+    holder = run("queue", "explain", "job/holder", "-n", ns, "--kubeconfig", kubeconfig)
+    assert holder.exit_code == 0 and "is admitted" in holder.stdout, holder.stdout + holder.stderr
+    unmapped = run("queue", "explain", "job/unmapped", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
+    assert unmapped.exit_code == 3 and json.loads(unmapped.stdout)["verdict"] == LiveVerdict.INADMISSIBLE.value
 
 
 def _scrub(state: dict[str, Any]) -> dict[str, Any]:

@@ -231,6 +231,30 @@ def test_namespaced_read_only_identity(control_plane: ControlPlane, cluster: Clu
             cluster.delete(o, ns)
 
 
+def test_exec_credential_plugin_and_status_patch(control_plane: ControlPlane, cluster: Cluster, world: str,
+                                                 tmp_path: Path) -> None:
+    """A kubeconfig whose user is an exec plugin (as EKS, GKE and OIDC login tools write them)."""
+    plugin = tmp_path / "plugin.sh"
+    credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                  "status": {"token": control_plane.admin_token}}
+    plugin.write_text(f"#!/bin/sh\necho '{json.dumps(credential)}'\n")
+    plugin.chmod(0o755)
+    config = json.loads(control_plane.write_kubeconfig(tmp_path / "exec.kubeconfig").read_text())
+    config["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
+                                           "interactiveMode": "Never"}}
+    (tmp_path / "exec.kubeconfig").write_text(json.dumps(config))
+    code, out, err = drakit("explain", "pod/big", "-n", world, "--kubeconfig", str(tmp_path / "exec.kubeconfig"), "-o", "json")
+    assert code == 3 and json.loads(out)["code"] == "NotEnoughDevices", err
+
+    client = KubeClient.connect(ConnectOptions(str(tmp_path / "exec.kubeconfig")))
+    try:
+        patched = client.patch_status("Node", "live-n1", None, {"status": {"allocatable": {"example.com/widget": "3"}}})
+        assert patched["status"]["allocatable"]["example.com/widget"] == "3"
+        assert client.get("Node", "live-n1")["status"]["allocatable"]["example.com/widget"] == "3"
+    finally:
+        client.close()
+
+
 def test_bad_credentials_tls_and_timeouts(control_plane: ControlPlane, tmp_path: Path) -> None:
     bad = control_plane.write_kubeconfig(tmp_path / "bad.kubeconfig", token="not-a-token")
     code, _, err = drakit("explain", "pod/x", "--kubeconfig", str(bad))

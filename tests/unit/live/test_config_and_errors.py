@@ -131,3 +131,42 @@ def test_refused_connection_is_unreachable(tmp_path: Path) -> None:
     r = run("snapshot", "--kubeconfig", str(kubeconfig(tmp_path / "config", f"https://127.0.0.1:{port}")))
     assert r.exit_code == 5
     assert r.stderr.startswith(f"error: cannot reach the API server at https://127.0.0.1:{port}: connection refused")
+
+
+def test_kubeconfigs_merge_first_wins_and_paths_are_made_absolute(tmp_path: Path) -> None:
+    from drakit.live.config import load_kubeconfig
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = {"current-context": "one",
+             "clusters": [{"name": "k", "cluster": {"server": "https://a", "certificate-authority": "ca.crt"}}],
+             "users": [{"name": "u", "user": {"client-certificate": "/abs/c.crt", "client-key": "k.key"}}],
+             "contexts": [{"name": "one", "context": {"cluster": "k", "user": "u"}}]}
+    second = {"current-context": "two",
+              "clusters": [{"name": "k", "cluster": {"server": "https://b"}},
+                           {"name": "k2", "cluster": {"server": "https://c", "certificate-authority": "x/ca.crt"}}],
+              "contexts": [{"name": "two", "context": {"cluster": "k2", "user": "u"}}]}
+    (tmp_path / "a" / "config").write_text(json.dumps(first))
+    (tmp_path / "b" / "config").write_text(json.dumps(second))
+    merged = load_kubeconfig((str(tmp_path / "a" / "config"), str(tmp_path / "b" / "config")))
+    assert merged["current-context"] == "one"
+    assert [(c["name"], c["cluster"]["server"]) for c in merged["clusters"]] == [("k", "https://a"), ("k2", "https://c")]
+    assert merged["clusters"][0]["cluster"]["certificate-authority"] == str(tmp_path / "a" / "ca.crt")
+    assert merged["clusters"][1]["cluster"]["certificate-authority"] == str(tmp_path / "b" / "x" / "ca.crt")
+    assert merged["users"][0]["user"] == {"client-certificate": "/abs/c.crt", "client-key": str(tmp_path / "a" / "k.key")}
+    assert [c["name"] for c in merged["contexts"]] == ["one", "two"]
+
+
+@pytest.mark.parametrize(("context", "server"), [pytest.param(None, "https://a:1", id="current-context"),
+                                                 pytest.param("other", "https://b:2", id="--context")])
+def test_context_picks_the_cluster(tmp_path: Path, context: str | None, server: str) -> None:
+    config = json.loads(kubeconfig(tmp_path / "config", "https://a:1").read_text())
+    config["clusters"].append({"name": "k2", "cluster": {"server": "https://b:2"}})
+    config["contexts"][1]["context"]["cluster"] = "k2"
+    (tmp_path / "config").write_text(json.dumps(config))
+    client = KubeClient.connect(ConnectOptions(str(tmp_path / "config"), context))
+    try:
+        assert client.server == server
+        assert client.target.describe().startswith(f"context {context or 'c'!r} of ")
+    finally:
+        client.close()

@@ -161,14 +161,14 @@ def test_stuck_state_has_remedy_and_keeps_kueues_message() -> None:
     fixed = [*MAPPINGS, {"name": "example.com/odd", "deviceClassNames": ["gpu-odd"]}]
     got = explain_workload(parked, cluster_queues=[_cq()], local_queues=[_LQ], device_class_mappings=fixed)
     assert got.kueue_message == UNMAPPED_MSG
-    assert "delete and recreate Job parked" in got.remedy and "restart the Kueue manager" in got.remedy
+    assert "kubectl delete workload -n team job-parked-abcde" in got.remedy and "restart the Kueue manager" in got.remedy
 
 
 def test_verdict_values_are_stable() -> None:
     """Stored values: changing one is a migration, not a refactor."""
     assert [v.value for v in LiveVerdict] == [
         "Admitted", "Finished", "WaitingForQuota", "BehindOthers", "Inadmissible", "StuckInadmissible",
-        "QueueStopped", "NoQueue", "Pending",
+        "QueueStopped", "NoQueue", "Pending", "NoWorkload", "NotManagedByKueue",
     ]  # fmt: skip
 
 
