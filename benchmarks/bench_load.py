@@ -20,29 +20,35 @@ is the smoke mode.
 
 Run: ``python benchmarks/bench_load.py [--nodes N] [--quick] [--only json|yaml]``.
 
-Measured on the shared 2-core machine (heavily loaded), 5,000 nodes (JSON 27 MiB, YAML 30 MiB)::
+Measured on the shared 2-core machine, 5,000 nodes (JSON 27 MiB, YAML 30 MiB), one run::
 
     scenario                                   CPU     bare parse  ratio  peak RSS
-    (json) drakit explain, end to end          2.79 s  0.77 s      3.63x  440 MB
-    (json) drakit validate, end to end         2.54 s  0.77 s      3.30x  440 MB
-    (json) load + validate + explain (library) 2.83 s  0.77 s      3.69x  442 MB
-    (yaml) drakit explain, end to end          8.39 s  11.94 s     0.70x  473 MB
-    (yaml) drakit validate, end to end         7.44 s  11.94 s     0.62x  474 MB
-    (yaml) load + validate + explain (library) 8.94 s  11.94 s     0.75x  475 MB
+    (json) drakit explain, end to end          2.04 s  0.78 s      2.60x  344 MB
+    (json) drakit validate, end to end         1.70 s  0.78 s      2.18x  334 MB
+    (json) load + validate + explain (library) 1.88 s  0.78 s      2.41x  336 MB
+    (yaml) drakit explain, end to end          5.86 s  9.92 s      0.59x  378 MB
+    (yaml) drakit validate, end to end         5.68 s  9.92 s      0.57x  367 MB
+    (yaml) load + validate + explain (library) 6.96 s  9.92 s      0.70x  369 MB
 
-Before, in the same conditions: explain 3.27 s from JSON (4.48x, measured without interpreter
-exit and with bytecode compiled on every start), 620-650 MB; before issue 11: 6.1 s (11x) and
-15.8 s (2.1x), 780-890 MB, without validation.  What paid: device attributes as plain dicts
-(TypedDict) instead of a model each (typing 0.95 -> 0.57 s for the slices, RSS -180 MB), the
-loaded objects frozen before the collector runs again (~0.8 s of one full collection), the
-attribute checks without a call per attribute (validation 0.57 -> 0.40 s), quantities checked
-in pydantic's core (~0.03 s).  What did not: a key-counting fast path for JSON duplicates (the
-text scans it needs cost what the hook saves), jiter (no faster than ``json`` here), lazy verb
-imports (explain needs nearly every module; ~0.04 s), skipping interpreter exit (the frozen
-objects make exit cheap already).  Where the JSON explain's time goes now: imports 0.38 s,
-strict parse 0.55 s (the duplicate-key hook and the depth pre-scan), typing 0.6 s,
-validation 0.45 s, snapshot and diagnosis 0.45 s.  The explain's pod is valid: a refused pod
-(exit 1) would be timed without its diagnosis, so the run fails on it.
+The bare ``json.load`` itself varies between runs (0.64-0.78 s, most of it the collector over
+700,000 new dicts), so the JSON ratio does too (2.6-3.0x).  Before, in the same conditions:
+explain 2.79 s from JSON (3.63x), 440 MB; before issue 11: 6.1 s (11x) and 15.8 s (2.1x),
+780-890 MB, without validation.  What paid, in order: device attributes as plain dicts
+(TypedDict) instead of a model each; the loaded objects frozen before the collector runs
+again (~0.8 s of one full collection); the CLI keeping what it loaded until exit instead of
+freeing it (~0.3 s: the bundle's typed objects when the verb dropped them, the snapshot when
+its exit unwound); a device's attributes taken as parsed when each is one scalar of its exact
+type, the strict schema wording anything else (typing 0.53 -> 0.38 s, RSS -100 MB); a
+device-level validation shortcut that builds no path for a device whose checks cannot fail
+(validation 0.44 -> 0.30 s); quantities checked in pydantic's core.  What did not: a
+key-counting fast path for JSON duplicates (the text scans it needs cost what the hook
+saves), jiter (no faster than ``json`` here), lazy verb imports (explain needs nearly every
+module; ~0.04 s), skipping interpreter exit alone (freeing happened before it), disabling
+pydantic's plugin discovery (``importlib.metadata`` is imported anyway).  Where the JSON
+explain's time goes now: imports 0.35 s, strict parse 0.5 s (0.24 s of it ``json``'s own
+scan with the collector off, 0.15 s the duplicate-key hook, 0.06 s the depth pre-scan),
+typing 0.38 s, validation 0.30 s, snapshot and diagnosis 0.38 s.  The explain's pod is
+valid: a refused pod (exit 1) would be timed without its diagnosis, so the run fails on it.
 """
 
 from __future__ import annotations
