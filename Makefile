@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 demo: venv
-	$(VENV)/bin/drakit trial --execute --report drakit-trial-report --store sqlite:///$(CURDIR)/drakit-trial-report/records.db
+	$(VENV)/bin/drakit trial --demo --execute --report drakit-trial-report --store sqlite:///$(CURDIR)/drakit-trial-report/records.db
 	$(VENV)/bin/drakit runs compare --by product --store sqlite:///$(CURDIR)/drakit-trial-report/records.db \
 	  --chart drakit-trial-report/runtime-by-product.html
 

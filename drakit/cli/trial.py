@@ -8,6 +8,7 @@ scheduler would, and explain any pod that waits.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
@@ -29,6 +30,7 @@ from drakit.cli.options import (
 )
 from drakit.demo import demo_paths
 from drakit.drivers.identity import product_of
+from drakit.errors import UsageError
 from drakit.features import NEWEST_VERSION
 from drakit.inventory.devices import inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot, ObjectKey, name_of
@@ -135,15 +137,22 @@ def register(app: typer.Typer) -> None:
         """Run the platform trial: inventory, profile eligibility, placements, and why anything waits.
 
         No -n, -A or -l: the trial places its pods in its own namespace and reports the whole cluster.
-        Without -f it runs on the embedded demo (--demo says so explicitly); --kubeconfig or
-        --context runs it on that cluster, read-only: the placements are predictions.
+        Without -f it reads the configured cluster as kubectl would (--kubeconfig/--context choose
+        one), read-only: the placements are predictions. Where no cluster is configured, or with
+        --demo, it runs on the embedded demo cluster; --execute runs only on -f or the demo.
         """
         from drakit.profiles.trial import trial_profiles, trial_table
         from drakit.sources import load_profile_files
 
         feats = features(kubernetes_version, feature_gates)
-        live = kubeconfig is not None or context is not None
+        live = kubeconfig is not None or context is not None or not (files or demo or _no_cluster_configured())
+        if live and execute:
+            raise UsageError("--execute runs the local executor over an inventory file or the demo (-f or --demo), "
+                             "never over a live cluster's devices")
         source = Source(files or (), kubeconfig, context, demo or not (files or live), request_timeout)
+        if source.demo and not demo:
+            print("Warning: no -f and no cluster configured ($KUBECONFIG, ~/.kube/config, in-cluster): "
+                  "running on the embedded demo cluster", file=sys.stderr)
         snapshot = open_source(source, feats, namespace=None)  # invalid manifests are refused here, exit 1
         paths: list[str] | str = snapshot.provenance.source if live else (files or demo_paths())
         profiles = load_profile_files(profile) if profile else trial_profiles()
@@ -230,3 +239,16 @@ def _print_text(report: dict[str, Any], profile_table: str) -> None:
         echo(f"  report: {', '.join(report['executed']['report'])}")
     echo("")
     echo("Trial " + ("PASSED" if report["passed"] else "FAILED"))
+
+
+def _no_cluster_configured() -> bool:
+    """kubectl's convention: a verb without -f reads the configured cluster; the trial falls back to
+    the embedded demo (the README's first command) only where no cluster is configured at all."""
+    from drakit.live.client import ClusterError
+    from drakit.live.config import ConnectOptions, resolve
+
+    try:
+        resolve(ConnectOptions())
+    except ClusterError:
+        return True
+    return False

@@ -15,7 +15,8 @@ from drakit.model.codec import KubeDumper
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "drakit.cli.main", "trial", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "drakit.cli.main", "trial", *(() if "-f" in args else ("--demo",)), *args],
+        capture_output=True, text=True, check=False,
     )
 
 

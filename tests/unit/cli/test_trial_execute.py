@@ -13,7 +13,7 @@ from drakit.demo.workload import main as workload
 
 def test_execute_runs_every_eligible_product_and_writes_both_reports(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'records.db'}"
-    done = run("trial", "--execute", "--report", str(tmp_path / "report"), "--store", store, "-o", "json")
+    done = run("trial", "--demo", "--execute", "--report", str(tmp_path / "report"), "--store", store, "-o", "json")
     assert done.exit_code == 0, done.stderr
     executed = json.loads(done.stdout)["executed"]
     pairs = {(p["profile"], p["product"]) for p in executed["products"]}
