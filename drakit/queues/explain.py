@@ -136,6 +136,11 @@ def stuck_after_fix(workload: Mapping[str, Any], engine: Engine | None = None) -
         if wl is not None and workload_usage(wl, engine.setup)[1]:
             return ""  # still misconfigured: fix the configuration first
     message = requeued.get("message") or (conds.get("QuotaReserved") or {}).get("message") or ""
-    return (f"Workload {key} is parked Inadmissible ({message or 'DRA validation'}) and Kueue v0.19 never retries it, "
-            "even after the configuration is fixed (kueue issue 13969): delete the Workload and let the job controller "
-            f"recreate it (kubectl delete workload -n {meta.get('namespace', 'default')} {meta.get('name', '')})")
+    ns, name = meta.get("namespace", "default"), meta.get("name", "")
+    # The same remedy as the live explainer (workload_status.py): v0.19.2's workload controller
+    # clears the condition when it next processes the DRA requests, which a manager restart with
+    # the fixed Configuration triggers; deleting the Workload is the fallback.
+    return (f"Workload {key} is parked Inadmissible ({message or 'DRA validation'}) and Kueue does not retry it by "
+            "itself after the configuration is fixed (kueue issue 13969): restart the Kueue manager so it reprocesses "
+            "the workload with the current deviceClassMappings; if it is still parked, delete the Workload "
+            f"(kubectl delete workload -n {ns} {name}); Kueue's Job integration creates a fresh one for the Job")

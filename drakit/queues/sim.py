@@ -8,13 +8,13 @@ Device requests are read from the scenario's ResourceClaimTemplates as Kueue rea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from drakit.queues.admission import Engine, PodSet, Setup
 from drakit.queues.admission import Workload as QueuedWorkload
 from drakit.queues.catalog import Catalog
-from drakit.queues.kueue import PRIORITY_LABEL, QUEUE_LABEL, pod_set_of
+from drakit.queues.kueue import PRIORITY_LABEL, QUEUE_LABEL, Charges, counter_charges, pod_set_of
 from drakit.queues.routing import route
 from drakit.sim.result import QueueRecord, QuotaSample
 from drakit.sim.scenario import Workload
@@ -35,6 +35,14 @@ class EngineAdmitter:
         self._arrived: dict[str, tuple[str, str, float]] = {}  # unit -> (workload, key, time)
         self._admitted: dict[str, tuple[float, str, dict[str, int]]] = {}  # unit -> (when, ClusterQueue, borrowed)
         self._keys: dict[str, str] = {}  # engine key -> unit
+        self._charges: dict[str, Charges] = {}  # namespace -> counter charges of its templates
+
+    def observe_inventory(self, classes: Mapping[str, Mapping[str, Any]], slices: Sequence[Mapping[str, Any]]) -> None:
+        """Counter quotas charge what the matching devices consume (Kueue's computeCounterCharges)."""
+        if not any(m.counter for m in self.engine.setup.mappings):
+            return
+        for namespace, templates in self._templates.items():
+            self._charges[namespace] = counter_charges(self.engine.setup, templates, classes, slices)
 
     def _queue(self, w: Workload) -> str | None:
         labels = dict(w.labels)
@@ -52,7 +60,8 @@ class EngineAdmitter:
         count = min(workload.parallelism, workload.count) if workload.kind == "Job" else 1
         spec = {"resourceClaims": [{"name": c.name, "resourceClaimTemplateName": c.template, "resourceClaimName": c.claim}
                                    for c in workload.claims]}
-        ps = pod_set_of("main", count, spec, self._templates.get(workload.namespace, {}))
+        ps = pod_set_of("main", count, spec, self._templates.get(workload.namespace, {}),
+                        self._charges.get(workload.namespace))
         requests = {r: v for r, v in (("cpu", workload.cpu_milli), ("memory", workload.memory_bytes)) if v}
         ps = PodSet(ps.name, ps.count, requests, ps.devices, ps.problem)
         labels = dict(workload.labels)

@@ -11,7 +11,8 @@ this protocol.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from drakit.sim.result import QueueRecord, QuotaSample
 from drakit.sim.scenario import Workload
@@ -20,6 +21,10 @@ __all__ = ["Admitter", "QueueRecord", "QuotaSample"]
 
 
 class Admitter(Protocol):
+    def observe_inventory(self, classes: Mapping[str, Mapping[str, Any]], slices: Sequence[Mapping[str, Any]]) -> None:
+        """The run's DeviceClasses and ResourceSlices, once, before any arrival (counter quotas)."""
+        ...
+
     def accepts(self, workload: Workload) -> bool:
         """Whether the workload goes through a queue (else it is created at once, as without Kueue)."""
         ...

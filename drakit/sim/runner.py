@@ -202,6 +202,8 @@ class Run:
                 self.manifest_pods.append(obj)
         self.classes = {name_of(c): c for c in classes}
         self.slices = slices
+        if self.admitter is not None:
+            self.admitter.observe_inventory(self.classes, slices)  # counter quotas are charged from the slices
         ids = SeededIds(f"share/{seed}")  # the run's share IDs follow from its seed, like its names
         factory = allocator or (lambda s, c, f: DrakitAllocator(s, c, f, clock=clock, ids=ids))
         self.allocator = factory(slices, classes, scenario.features)

@@ -275,3 +275,28 @@ def test_counter_charge_from_slices_is_the_largest_matching_consumption() -> Non
                                               "resourceClaims": [{"name": "m", "resourceClaimTemplateName": "two-mig"}]}}}}
     engine, _ = replay(s, [Arrive(workload_from_job(job_obj, {"two-mig": tmpl}, charges=charges), 1)])
     assert engine.admitted["ns/j"].to_json()["podSetAssignments"][0]["resourceUsage"] == {"mem": str(80 * 2**30)}
+
+
+def test_the_simulators_admitter_charges_counters_from_the_runs_slices() -> None:
+    """The simulator hands its inventory to the admitter: a counter quota charges what the matching
+    MIG devices consume, so a 100 GiB quota admits one 2 × 40 GiB workload at a time, not every one."""
+    from drakit.queues.sim import EngineAdmitter
+    from drakit.sim.scenario import PodClaim
+    from drakit.sim.scenario import Workload as SimWorkload
+
+    s = Setup((ClusterQueue("mig", ((("mem",), (F,)),), {(F, "mem"): ResourceQuota(100 * 2**30)}),),
+              {("ns", "mig"): "mig"},
+              mappings=(DeviceClassMapping("mem", ("mig.nvidia.com",), "memory", "gpu.nvidia.com", "true"),))
+    dev = {"name": "mig-3g", "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}]}
+    slices = [{"spec": {"driver": "gpu.nvidia.com", "pool": {"name": "n1"}, "devices": [dev]}}]
+    tmpl = {"metadata": {"name": "two-mig", "namespace": "ns"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "m", "exactly": {"deviceClassName": "mig.nvidia.com",
+                                                                               "count": 2}}]}}}}
+    admitter = EngineAdmitter(s, [tmpl])
+    admitter.observe_inventory({}, slices)
+    for i in range(2):
+        w = SimWorkload(name=f"w{i}", namespace="ns", kind="Job", start=float(i), count=1, interval=0.0, duration=10.0,
+                        parallelism=1, claims=(PodClaim(name="m", template="two-mig"),),
+                        labels=(("kueue.x-k8s.io/queue-name", "mig"),))
+        admitter.arrive(f"w{i}", w, float(i))
+    assert admitter.settle(2.0) == ["w0"]  # 80 GiB charged; the second would need 160 GiB of 100
