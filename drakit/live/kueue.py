@@ -96,7 +96,7 @@ def _list(client: ClusterClient, kind: str, namespace: str | None) -> tuple[Obj,
 
 def _mappings(client: ClusterClient) -> tuple[Obj, ...] | None:
     """``resources.deviceClassMappings`` of the manager's Configuration, or ``None`` when unreadable."""
-    import yaml
+    from drakit.model.codec import parse_text
 
     ns, name, key = CONFIG_MAP
     try:
@@ -108,10 +108,11 @@ def _mappings(client: ClusterClient) -> tuple[Obj, ...] | None:
     text = ((cm or {}).get("data") or {}).get(key)
     if not isinstance(text, str):
         return None
-    try:
-        config = yaml.safe_load(text)
-    except yaml.YAMLError:
+    # The one strict decoder (bounded aliases and depth): the ConfigMap's text is input like any other.
+    docs, problems = parse_text(f"ConfigMap {ns}/{name} {key}", text)
+    if problems or len(docs) != 1:
         return None
+    config = docs[0].data
     resources = config.get("resources") if isinstance(config, dict) else None
     found = resources.get("deviceClassMappings") if isinstance(resources, dict) else None
     return tuple(m for m in found if isinstance(m, dict)) if isinstance(found, list) else ()
