@@ -23,7 +23,8 @@ mapping, the largest counter consumption among the matching devices times the co
 
 Not modelled (refused by :func:`check_setup`): preemption (``withinClusterQueue``,
 ``reclaimWithinCohort``, ``borrowWithinCohort`` other than Never), more than one flavor per
-resource group, fair sharing, admission checks, partial admission, topology-aware scheduling.
+resource group; and, refused where Kueue objects are read (``queues.kueue``): fair sharing,
+admission checks, partial admission, topology-aware scheduling, waitForPodsReady.
 drakit-only: ``max_running``, a true limit on admitted workloads per ClusterQueue.
 """
 

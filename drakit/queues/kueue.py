@@ -21,6 +21,7 @@ from drakit.queues.admission import (
     Cohort,
     DeviceClassMapping,
     DeviceRequest,
+    NotModelled,
     PodSet,
     Setup,
     Workload,
@@ -101,6 +102,7 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequenc
     flavors = {(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "ResourceFlavor"}
     for o in objects:
         kind, meta, spec = o.get("kind"), o.get("metadata") or {}, o.get("spec") or {}
+        _refuse_unmodelled(kind, meta, o)
         if kind == "ClusterQueue":
             name = meta["name"]
             groups, quotas = _groups(spec, f"ClusterQueue {name}")
@@ -131,6 +133,32 @@ def setup_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Sequenc
                                                    ((c.get("deviceSelector") or {}).get("cel") or {}).get("expression", "true")))
     del namespaces  # LocalQueues are explicit in Kueue; kept for symmetry with setup_of
     return Setup(tuple(cqs), local, tuple(cohorts), tuple(mappings), priorities)
+
+
+MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"  # partial admission
+
+# Kueue settings that change admission and that the engine does not model: predicting admission
+# with them switched on would mislead, so they are refused by field path (as preemption is).
+_UNMODELLED: Mapping[str, tuple[tuple[str, str], ...]] = {
+    # A queue's fairSharing weight or admissionScope acts only where the Configuration turns fair
+    # sharing on, so the Configuration is what is refused.
+    "ClusterQueue": (("spec.admissionChecks", "admission checks"), ("spec.admissionChecksStrategy", "admission checks")),
+    "ResourceFlavor": (("spec.topologyName", "topology-aware scheduling"),),
+    "Configuration": (("fairSharing", "fair sharing"), ("admissionFairSharing", "admission fair sharing"),
+                      ("waitForPodsReady", "waitForPodsReady eviction and back-off")),
+}
+
+
+def _refuse_unmodelled(kind: Any, meta: Mapping[str, Any], obj: Mapping[str, Any]) -> None:
+    for path, what in _UNMODELLED.get(str(kind), ()):
+        node: Any = obj
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        # Presence turns a v1beta2 setting on ({} included); v1beta1 spelled it enable: false.
+        if node is None or node is False or node == [] or (isinstance(node, Mapping) and node.get("enable") is False):
+            continue
+        raise NotModelled(f"{kind} {meta.get('name', '')}: {path}: {what} is not modelled; drakit predicts "
+                          f"admission without it (remove it to compare, or trust Kueue's own status)")
 
 
 def _pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, int]:
@@ -254,6 +282,9 @@ def workload_from_job(job: Mapping[str, Any], templates: Mapping[str, Mapping[st
     """The Workload Kueue creates for a ``batch/v1`` Job: one pod set ``main`` of ``parallelism`` pods."""
     meta, spec = job.get("metadata") or {}, job.get("spec") or {}
     labels = meta.get("labels") or {}
+    if MIN_PARALLELISM in (meta.get("annotations") or {}):
+        raise NotModelled(f"Job {meta.get('namespace') or 'default'}/{meta.get('name', '')}: metadata.annotations"
+                          f"[{MIN_PARALLELISM}]: partial admission is not modelled; drakit predicts whole-Job admission")
     count = int(spec.get("parallelism", 1))
     completions = spec.get("completions")
     if completions is not None:

@@ -56,3 +56,42 @@ def test_warnings_unused_class_rule_matching_nothing_missing_namespace() -> None
     assert any("spec.routing.rules[0].match.namespace: matches nothing: queue \"q\" does not admit" in w for w in lines)
     assert any("spec.queues[0].namespaces[0]: namespace \"team-a\" does not exist" in w for w in lines)
     assert all(w.startswith("c.yaml:") and "\n" not in w for w in lines)
+
+
+@pytest.mark.parametrize(
+    ("obj", "path"),
+    [
+        pytest.param({"kind": "ClusterQueue", "metadata": {"name": "q"},
+                      "spec": {"admissionChecksStrategy": {"admissionChecks": [{"name": "prov"}]}}},
+                     "spec.admissionChecksStrategy", id="admission-checks"),
+        pytest.param({"kind": "ResourceFlavor", "metadata": {"name": "f"}, "spec": {"topologyName": "rack"}},
+                     "spec.topologyName", id="topology-aware"),
+        pytest.param({"kind": "Configuration", "metadata": {"name": "c"}, "fairSharing": {}}, "fairSharing",
+                     id="fair-sharing-on"),
+        pytest.param({"kind": "Configuration", "metadata": {"name": "c"}, "waitForPodsReady": {"timeout": "5m"}},
+                     "waitForPodsReady", id="wait-for-pods-ready"),
+    ],
+)  # fmt: skip
+def test_kueue_settings_the_engine_does_not_model_are_refused(obj: dict, path: str) -> None:
+    from drakit.queues.admission import NotModelled
+    from drakit.queues.kueue import setup_from_objects
+
+    with pytest.raises(NotModelled, match=f": {path}: .* is not modelled"):
+        setup_from_objects([obj])
+
+
+def test_a_queue_weight_without_fair_sharing_switched_on_is_accepted() -> None:
+    from drakit.queues.kueue import setup_from_objects
+
+    cq = {"kind": "ClusterQueue", "metadata": {"name": "q"}, "spec": {"fairSharing": {"weight": "2"}}}
+    assert [c.name for c in setup_from_objects([cq]).cluster_queues] == ["q"]
+
+
+def test_partial_admission_is_refused() -> None:
+    from drakit.queues.admission import NotModelled
+    from drakit.queues.kueue import MIN_PARALLELISM, workload_from_job
+
+    job = {"metadata": {"name": "j", "namespace": "ns", "annotations": {MIN_PARALLELISM: "2"}},
+           "spec": {"parallelism": 4, "template": {"spec": {"containers": [{"name": "c"}]}}}}
+    with pytest.raises(NotModelled, match="partial admission is not modelled"):
+        workload_from_job(job, {})
