@@ -44,9 +44,9 @@ def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
     from drakit.executors.nvmlreplay import ReplayNvml
 
     if replay:
-        from drakit.sources.read import read_path
+        from drakit.sources.read import read_one
 
-        text = read_path(replay)  # bounded; its errors are already one line naming the file
+        text = read_one(replay)  # bounded, `-` for stdin; its errors are already one line naming the file
         try:
             lib = ReplayNvml(json.loads(text))
             snapshot = read_snapshot(lib, lib.readlink)
@@ -85,10 +85,10 @@ def local_inventory(files: list[str] | None, demo: bool, feats: Features, node: 
 def _ledger(engine: Any, catalog_path: str) -> Any:
     """The queue engine's durable ledger in the record store: every submitter process shares it."""
     from drakit.queues import load_catalog_text, setup_of
-    from drakit.sources.read import read_path
+    from drakit.sources.read import read_one
     from drakit.store.ledger import SqlQueueLedger
 
-    return SqlQueueLedger(engine, setup_of(load_catalog_text(read_path(catalog_path), catalog_path).catalog))
+    return SqlQueueLedger(engine, setup_of(load_catalog_text(read_one(catalog_path), catalog_path).catalog))
 
 
 def _summary(record: Any) -> None:
