@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -94,13 +95,15 @@ def test_concurrency_limit(ledger: QueueLedger) -> None:
 
 
 SUBMITTERS = 50
-PER_SUBMITTER = 200
+# `make test` runs 40 per submitter (2,000 reservations per store) to keep CI inside its budget;
+# DRAKIT_CONCURRENCY_RUNS=200 is the issue's full 50 × 200 check.
+PER_SUBMITTER = int(os.environ.get("DRAKIT_CONCURRENCY_RUNS", "40"))
 HOLD_S = 0.001
 
 
 @pytest.mark.slow
 def test_50_submitters_never_exceed_a_limit(ledger: QueueLedger) -> None:
-    """50 threads × 200 runs each: every run reserved exactly once, no limit ever exceeded.
+    """50 threads × PER_SUBMITTER runs each: every run reserved exactly once, no limit ever exceeded.
 
     Each thread counts what it holds in a shared tally *after* its reservation committed and
     *before* it releases, so the tally never exceeds what the ledger holds: a tally over a limit
