@@ -1,0 +1,75 @@
+"""Fixtures of the browser tests: one Chromium per session, a fresh browser context per test.
+
+Every test's page fails on a console error, an uncaught script error or a response of 400 or
+more (a broken link or a missing static file is a bug, not noise), and leaves a full-page
+screenshot named by its test id in the artifacts folder (``$DRAKIT_E2E_ARTIFACTS``, by default
+``tests/e2e/web/artifacts/``, git-ignored), passed or failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tests.e2e.web.browser import ARTIFACTS, CHROMIUM_FLAGS, artifact_name, chromium_path, served
+from tests.integration.gating import unavailable
+
+
+@dataclass
+class Problems:
+    """What went wrong in the browser during one test."""
+
+    console: list[str] = field(default_factory=list)
+    responses: list[str] = field(default_factory=list)
+
+    def all(self) -> list[str]:
+        return self.console + self.responses
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    path = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the browser tests need Playwright's Python client (pip install 'drakit[e2e]')")
+    # Playwright gives every launch a fresh temporary profile (what --user-data-dir would be).
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=path, args=list(CHROMIUM_FLAGS))
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def demo_url() -> Iterator[str]:
+    from tests.e2e.web.apps import demo_app
+
+    with served(demo_app()) as url:
+        yield url
+
+
+@pytest.fixture
+def problems() -> Problems:
+    return Problems()
+
+
+@pytest.fixture
+def page(browser: Any, problems: Problems, request: pytest.FixtureRequest) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.on("console", lambda m: problems.console.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    tab.on("pageerror", lambda e: problems.console.append(f"script error: {e}"))
+    tab.on("response", lambda r: problems.responses.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None)
+    try:
+        yield tab
+    finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        try:
+            tab.screenshot(path=str(ARTIFACTS / f"{artifact_name(request.node.nodeid)}.png"), full_page=True)
+        finally:
+            context.close()
+    assert not problems.all(), "the browser reported: " + "; ".join(problems.all())
