@@ -15,7 +15,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from drakit.records.run import MAX_TEXT
 
 __all__ = ["Base", "ClaimRow", "DeviceRow", "EnvRow", "MetricRow", "PointRow", "QueueLockRow", "ReservationRow", "ResultRow",
-           "RunRow"]
+           "RunRow", "TokenRow"]
 
 _Str = String(MAX_TEXT)
 _When = DateTime(timezone=True)
@@ -144,3 +144,18 @@ class QueueLockRow(Base):
     __tablename__ = "queue_locks"
 
     name: Mapped[str] = mapped_column(_Str, primary_key=True)
+
+
+class TokenRow(Base):
+    """A bearer token of ``drakit serve``: its SHA-256 digest only (see drakit.web.auth), never the token."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    team: Mapped[str] = mapped_column(_Str)
+    namespaces: Mapped[list[str]] = mapped_column(JSON)
+    admin: Mapped[bool]
+    description: Mapped[str] = mapped_column(_Str)
+    created_at: Mapped[datetime] = mapped_column(_When)
+    revoked_at: Mapped[datetime | None] = mapped_column(_When)
