@@ -196,7 +196,11 @@ def _local(target: str) -> str:
 
 @router.get("/login", name="page_login", response_class=HTMLResponse)
 def login_form(request: Request, next: str = "/") -> Response:
-    return _render(request, "login.html", "Sign in", "", Principal(), next=_local(next), error="")
+    try:
+        who = _who(request)
+    except BadToken:
+        who = Principal()
+    return _render(request, "login.html", "Sign in", "", who, next=_local(next), error="")
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -247,29 +251,33 @@ class HeatMap:
 
 
 def heat_map(devices: Iterable[Mapping[str, Any]]) -> HeatMap:
-    """Devices (``DeviceList`` items) counted per node and product, and per product in all."""
+    """Devices (``DeviceList`` items) counted per node and product, and per product in all (one pass)."""
     counts: dict[tuple[str, str], list[int]] = {}
     memory: dict[tuple[str, str], set[str]] = {}
     drivers: dict[str, set[str]] = {}
     for d in devices:
-        key = (str(d["node"]), str(d["product"]))
-        cell = counts.setdefault(key, [0, 0])
-        cell[0] += 0 if d["free"] else 1
+        key = (d["node"], d["product"])
+        cell = counts.get(key)
+        if cell is None:
+            cell = counts[key] = [0, 0]
+            memory[key] = set()
+            drivers.setdefault(key[1], set()).add(d["driver"])
+        cell[0] += not d["free"]
         cell[1] += 1
         if d["memory"]:
-            memory.setdefault(key, set()).add(str(d["memory"]))
-        drivers.setdefault(key[1], set()).add(str(d["driver"]))
-    cells = {k: Cell(a, t, ", ".join(sorted(memory.get(k, ())))) for k, (a, t) in counts.items()}
+            memory[key].add(d["memory"])
+    cells = {k: Cell(a, t, ", ".join(sorted(memory[k]))) for k, (a, t) in counts.items()}
+    per: dict[str, list[Any]] = {p: [0, 0, 0, set()] for p in drivers}  # nodes, total, allocated, memory
+    for key, c in cells.items():
+        acc = per[key[1]]
+        acc[0] += 1
+        acc[1] += c.total
+        acc[2] += c.allocated
+        acc[3].update(memory[key])
     columns = tuple(sorted(drivers))
-    products = []
-    for p in columns:
-        mine = [(k, c) for k, c in cells.items() if k[1] == p]
-        products.append({
-            "product": p, "driver": ", ".join(sorted(drivers[p])), "nodes": len(mine),
-            "total": sum(c.total for _, c in mine), "free": sum(c.total - c.allocated for _, c in mine),
-            "memory": ", ".join(sorted({m for k, _ in mine for m in memory.get(k, ())})),
-        })
-    return HeatMap(columns, tuple(sorted({n for n, _ in cells})), cells, tuple(products))
+    products = tuple({"product": p, "driver": ", ".join(sorted(drivers[p])), "nodes": per[p][0], "total": per[p][1],
+                      "free": per[p][1] - per[p][2], "memory": ", ".join(sorted(per[p][3]))} for p in columns)
+    return HeatMap(columns, tuple(sorted({n for n, _ in cells})), cells, products)
 
 
 def _devices(rev: Revision, who: Principal, q: views.InventoryQuery) -> list[dict[str, Any]]:
@@ -297,32 +305,34 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
     def build(who: Principal) -> Response:
         rev = _state(request).revision
         q = views.InventoryQuery(node=node or None, driver=driver or None, product=product or None)
-        every = rev.answers.get_or(("page-fleet-options",), lambda: heat_map(rev.rows_json))
-        pools = rev.answers.get_or(("page-fleet-pools",), lambda: tuple(sorted({r.pool for r in rev.rows})))
-        chosen = [d for d in _devices(rev, who, q) if not pool or d["pool"] == pool]
-        heat = heat_map(chosen)
+        # Counts do not depend on who asks (holders are not counted, only whether a device is free).
+        heat = rev.answers.get_or(("page-fleet", q.key(), pool), lambda: heat_map(
+            d for d in _devices(rev, who, q) if not pool or d["pool"] == pool))
+        every = rev.answers.get_or(("page-fleet", "all"), lambda: heat_map(rev.rows_json))
         pages = max(1, math.ceil(len(heat.nodes) / PER_PAGE))
         at = min(max(page, 1), pages)
-        shown = heat.nodes[(at - 1) * PER_PAGE: at * PER_PAGE]
         filters = {"product": product, "driver": driver, "pool": pool, "node": node}
 
         def here(**change: Any) -> str:
-            return _href("/fleet", **{**filters, **change})
+            return _href("/fleet", **{**filters, "page": at if at > 1 else None, **change})
 
         rows = [{"node": n, "href": here(node=n, page=None),
                  "cells": [None if (c := heat.cells.get((n, p))) is None else
                            {"allocated": c.allocated, "total": c.total, "shade": c.shade, "memory": c.memory,
-                            "href": here(node=n, product=p, page=None)} for p in heat.columns]} for n in shown]
-        products = [{**p, "href": here(product=p["product"], page=None)} for p in heat.products]
+                            "href": here(node=n, product=p, page=None)} for p in heat.columns]}
+                for n in heat.nodes[(at - 1) * PER_PAGE: at * PER_PAGE]]
+        devices = None
+        if node and len(heat.nodes) == 1:  # one node: its devices and who holds them (as the caller may see)
+            devices = [d for d in _devices(rev, who, q) if not pool or d["pool"] == pool]
         selects = [("product", "Product", every.columns),
-                   ("driver", "Driver", sorted({d for p in every.products for d in p["driver"].split(", ")})),
-                   ("pool", "Pool", pools)]
+                   ("driver", "Driver", sorted({d for p in every.products for d in p["driver"].split(", ")}))]
         return _render(request, "fleet.html", "Fleet", "page_fleet", who,
                        json_href=_href("/api/v1/inventory", product=product, node=node, driver=driver),
-                       filters=filters, selects=selects, products=products, columns=heat.columns, rows=rows,
+                       filters=filters, selects=selects, columns=heat.columns, rows=rows,
+                       products=[{**p, "href": here(product=p["product"], page=None)} for p in heat.products],
                        nodes_total=len(heat.nodes), page=at, pages=pages,
                        prev_href=here(page=at - 1) if at > 1 else "", next_href=here(page=at + 1) if at < pages else "",
-                       devices=chosen if node and len(heat.nodes) == 1 else None)
+                       devices=devices)
 
     return _page(request, "page_fleet", build)
 
@@ -352,12 +362,12 @@ def _explain_page(request: Request, kind: str, namespace: str, name: str) -> Res
     return _page(request, "page_pending", build)
 
 
-@router.get("/pods/{namespace}/{name}", name="page_explain_pod", response_class=HTMLResponse)
+@router.get("/pods/{namespace}/{name:path}", name="page_explain_pod", response_class=HTMLResponse)
 def explain_pod_page(request: Request, namespace: str, name: str) -> Response:
     return _explain_page(request, "pod", namespace, name)
 
 
-@router.get("/claims/{namespace}/{name}", name="page_explain_claim", response_class=HTMLResponse)
+@router.get("/claims/{namespace}/{name:path}", name="page_explain_claim", response_class=HTMLResponse)
 def explain_claim_page(request: Request, namespace: str, name: str) -> Response:
     return _explain_page(request, "claim", namespace, name)
 
@@ -418,9 +428,10 @@ def simulations_page(request: Request) -> Response:
         sims = _state(request).simulations
         if sims is None:
             raise NotFound("simulations are off on this server (drakit serve --sim-workers 0)")
-        listed = [{**s.to_json(), "href": f"/simulations/{quote(s.id, safe='')}"} for s in sims.list(_reader(who))]
+        # A simulation belongs to the team that submitted it: without a token there is none to show.
+        listed = [{**s.to_json(), "href": f"/simulations/{quote(s.id, safe='')}"} for s in sims.list(who)]
         return _render(request, "simulations.html", "Simulations", "page_simulations", who,
-                       json_href="/api/v1/simulations", sims=listed)
+                       json_href="" if who.anonymous else "/api/v1/simulations", sims=listed)
 
     return _page(request, "page_simulations", build)
 
@@ -431,7 +442,9 @@ def simulation_page(request: Request, sim_id: str) -> Response:
         sims = _state(request).simulations
         if sims is None:
             raise NotFound("simulations are off on this server (drakit serve --sim-workers 0)")
-        report = sims.report(sim_id, _reader(who))
+        if who.anonymous:
+            raise _SignIn("a simulation belongs to the team that submitted it: sign in with a token")
+        report = sims.report(sim_id, who)
         return _render(request, "simulation.html", f"Simulation {sim_id}", "page_simulations", who,
                        json_href=f"/api/v1/simulations/{quote(sim_id, safe='')}/report", r=report)
 

@@ -12,8 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,6 +63,39 @@ def served(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+@contextmanager
+def serve_demo(workdir: Path) -> Iterator[str]:
+    """``drakit serve --demo`` in a subprocess (its own store under ``workdir``); yields the base URL."""
+    with socket.socket() as probe:  # a free port; the server binds it a moment later
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = (workdir / "serve.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "drakit.cli.main", "serve", "--demo", "--port", str(port),
+         "--store", f"sqlite:///{workdir / 'store.db'}"], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/healthz", timeout=2):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("drakit serve --demo did not start: "
+                                       + (workdir / "serve.log").read_text(errors="replace")[-2000:]) from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
 
 
 def artifact_name(nodeid: str) -> str:

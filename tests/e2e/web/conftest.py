@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.web.browser import ARTIFACTS, CHROMIUM_FLAGS, artifact_name, chromium_path, served
+from tests.e2e.web.browser import ARTIFACTS, CHROMIUM_FLAGS, artifact_name, chromium_path, serve_demo
 from tests.integration.gating import unavailable
 
 
@@ -27,6 +27,14 @@ class Problems:
 
     def all(self) -> list[str]:
         return self.console + self.responses
+
+    def expected(self, status: int) -> int:
+        """Take the responses of ``status`` a test asked for (and Chromium's console line for each) off the
+        list; returns how many there were."""
+        mine = [r for r in self.responses if r.startswith(f"HTTP {status} ")]
+        self.responses = [r for r in self.responses if r not in mine]
+        self.console = [c for c in self.console if f"status of {status} " not in c]
+        return len(mine)
 
 
 @pytest.fixture(scope="session")
@@ -44,10 +52,9 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def demo_url() -> Iterator[str]:
-    from tests.e2e.web.apps import demo_app
-
-    with served(demo_app()) as url:
+def demo_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``drakit serve --demo`` itself, as a user starts it, on a free loopback port."""
+    with serve_demo(tmp_path_factory.mktemp("serve")) as url:
         yield url
 
 
