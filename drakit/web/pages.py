@@ -301,7 +301,7 @@ def home() -> Response:
 
 @router.get("/fleet", name="page_fleet", response_class=HTMLResponse)
 def fleet_page(request: Request, product: str = "", node: str = "", pool: str = "", driver: str = "",
-               page: int = 1) -> Response:
+               page: str = "1") -> Response:
     def build(who: Principal) -> Response:
         rev = _state(request).revision
         q = views.InventoryQuery(node=node or None, driver=driver or None, product=product or None)
@@ -310,7 +310,7 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
             d for d in _devices(rev, who, q) if not pool or d["pool"] == pool))
         every = rev.answers.get_or(("page-fleet", "all"), lambda: heat_map(rev.rows_json))
         pages = max(1, math.ceil(len(heat.nodes) / PER_PAGE))
-        at = min(max(page, 1), pages)
+        at = min(max(int(page) if page.isdigit() and len(page) < 8 else 1, 1), pages)  # a page past the end shows the last
         filters = {"product": product, "driver": driver, "pool": pool, "node": node}
 
         def here(**change: Any) -> str:
@@ -426,12 +426,12 @@ def runs_page(request: Request, by: str = "product", metric: str = "runtime") ->
 def simulations_page(request: Request) -> Response:
     def build(who: Principal) -> Response:
         sims = _state(request).simulations
-        if sims is None:
-            raise NotFound("simulations are off on this server (drakit serve --sim-workers 0)")
         # A simulation belongs to the team that submitted it: without a token there is none to show.
-        listed = [{**s.to_json(), "href": f"/simulations/{quote(s.id, safe='')}"} for s in sims.list(who)]
+        listed = [] if sims is None else [{**s.to_json(), "href": f"/simulations/{quote(s.id, safe='')}"}
+                                          for s in sims.list(who)]
         return _render(request, "simulations.html", "Simulations", "page_simulations", who,
-                       json_href="" if who.anonymous else "/api/v1/simulations", sims=listed)
+                       json_href="" if who.anonymous or sims is None else "/api/v1/simulations", sims=listed,
+                       enabled=sims is not None)
 
     return _page(request, "page_simulations", build)
 

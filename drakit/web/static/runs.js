@@ -13,16 +13,16 @@
       labels,
       datasets: [
         { label: "min–max", data: data.groups.map((g) => [g.min, g.max]), backgroundColor: "#5b6673",
-          barPercentage: 0.06, categoryPercentage: 1, grouped: false, order: 3 },
+          maxBarThickness: 3, grouped: false, order: 3 },
         { label: "q1–q3", data: data.groups.map((g) => [g.q1, g.q3]), backgroundColor: "rgba(31,95,168,0.55)",
-          borderColor: "#1f5fa8", borderWidth: 1, barPercentage: 0.5, categoryPercentage: 1, grouped: false, order: 2 },
+          borderColor: "#1f5fa8", borderWidth: 1, maxBarThickness: 64, grouped: false, order: 2 },
         { label: "median", type: "line", data: data.groups.map((g) => g.median), showLine: false,
-          pointStyle: "line", pointRadius: 18, pointBorderWidth: 3, borderColor: "#b3261e", order: 1 },
+          pointStyle: "line", pointRadius: 32, pointBorderWidth: 3, borderColor: "#b3261e", order: 1 },
       ],
     },
     options: {
       animation: false, responsive: true, maintainAspectRatio: false,
-      scales: { y: { title: { display: true, text: data.metric } } },
+      scales: { y: { beginAtZero: false, grace: "10%", title: { display: true, text: data.metric } } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${JSON.stringify(c.raw)}` } } },
     },
   });

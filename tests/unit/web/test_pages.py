@@ -1,0 +1,235 @@
+"""The pages without a browser: same data as the API, tenancy, escaping, sign-in cookie, static files.
+
+The browser checks (charts drawn, clicks, every link) are in ``tests/e2e/web/``; these run in
+the unit suite on the in-process app over the two-team world.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from collections.abc import Iterator
+from importlib import resources
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
+
+from drakit.web import pages
+from drakit.web.app import create_app
+from drakit.web.auth import Auth, MemoryTokenStore
+from drakit.web.state import StaticSource
+from tests.e2e.web.apps import XSS, hostile_app
+from tests.unit.web import world as w
+from tests.unit.web.conftest import bearer
+
+PAGE_PATHS = ["/fleet", "/fleet?product=NVIDIA+L4", "/fleet?node=h100-node-1", "/pending",
+              "/pods/team-vision/train-0", "/queues", "/runs", "/runs?by=driverVersion", "/simulations", "/trial",
+              "/login"]
+
+
+def _cookie(world: w.World, who: str) -> dict[str, str]:
+    return {pages.COOKIE: world.tokens[who]}
+
+
+@pytest.mark.parametrize("path", PAGE_PATHS)
+def test_every_page_is_html_under_a_strict_policy(client: TestClient, world: w.World, path: str) -> None:
+    r = client.get(path, headers=bearer(world, "admin"))
+    assert r.status_code == 200, r.text[:300]
+    assert r.headers["content-type"].startswith("text/html")
+    assert r.headers["content-security-policy"] == pages.CSP
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert "<script>" not in r.text and " style=" not in r.text  # no inline script or style: the CSP would block it
+
+
+def test_the_cookie_signs_pages_in_like_the_header(client: TestClient, world: w.World) -> None:
+    by_header = client.get("/pending", headers=bearer(world, "vision"))
+    client.cookies.update(_cookie(world, "vision"))
+    try:
+        by_cookie = client.get("/pending")
+    finally:
+        client.cookies.clear()
+    assert by_header.status_code == by_cookie.status_code == 200
+    assert by_header.text == by_cookie.text
+
+
+def test_pages_show_the_apis_data(client: TestClient, world: w.World) -> None:
+    api = client.get("/api/v1/pending", headers=bearer(world, "vision")).json()
+    page = client.get("/pending", headers=bearer(world, "vision")).text
+    linked = [html.unescape(h) for h in re.findall(r'class="pod" href="/pods/([^"]+)"', page)]
+    assert linked == [p["pod"] for p in api["pods"]]
+    devices = client.get("/api/v1/inventory", headers=bearer(world, "admin")).json()["items"]
+    heat = pages.heat_map(devices)
+    fleet = client.get("/fleet", headers=bearer(world, "admin")).text
+    for product in heat.products:
+        assert f'<td class="num">{product["total"]}</td>\n      <td class="num">{product["free"]}</td>' in fleet
+
+
+@pytest.mark.parametrize(("who", "path", "absent"), [
+    pytest.param("vision", "/pending", "team-nlp", id="pending"),
+    pytest.param("vision", "/fleet?node=h100-node-1", "nlp-runner", id="holders"),
+    pytest.param("nlp", "/trial", "team-vision", id="trial"),
+])
+def test_a_team_sees_nothing_of_another(client: TestClient, world: w.World, who: str, path: str, absent: str) -> None:
+    r = client.get(path, headers=bearer(world, who))
+    assert r.status_code == 200
+    assert absent not in r.text
+
+
+@pytest.mark.parametrize(("who", "path", "status"), [
+    pytest.param("vision", "/pods/team-nlp/train-0", 404, id="other-team-pod"),
+    pytest.param("anonymous", "/pending", 401, id="anonymous-pending"),
+    pytest.param("anonymous", "/runs", 401, id="anonymous-runs"),
+    pytest.param("anonymous", "/simulations/abc", 401, id="anonymous-simulation"),
+    pytest.param("admin", "/simulations/nope", 404, id="unknown-simulation"),
+    pytest.param("admin", "/runs?by=colour", 422, id="bad-group"),
+])
+def test_refusals_are_pages_with_the_apis_status(client: TestClient, world: w.World, who: str, path: str,
+                                                 status: int) -> None:
+    r = client.get(path, headers=bearer(world, who))
+    assert r.status_code == status
+    assert r.headers["content-type"].startswith("text/html")
+    assert 'class="card error"' in r.text and "Traceback" not in r.text
+
+
+def test_a_bad_or_revoked_cookie_is_a_sign_in_page_and_is_dropped(client: TestClient) -> None:
+    client.cookies.update({pages.COOKIE: "drakit_revoked"})
+    try:
+        r = client.get("/fleet")
+    finally:
+        client.cookies.clear()
+    assert r.status_code == 401
+    assert f'{pages.COOKIE}=""' in r.headers["set-cookie"] and "Max-Age=0" in r.headers["set-cookie"]
+
+
+def test_sign_in_sets_an_httponly_strict_cookie(client: TestClient, world: w.World) -> None:
+    r = client.post("/login", data={"token": world.tokens["vision"], "next": "/queues"}, follow_redirects=False)
+    client.cookies.clear()
+    assert r.status_code == 303 and r.headers["location"] == "/queues"
+    cookie = r.headers["set-cookie"]
+    assert cookie.startswith(f"{pages.COOKIE}={world.tokens['vision']};")
+    for flag in ("HttpOnly", "SameSite=strict", "Path=/", "Max-Age=43200"):
+        assert flag in cookie
+
+
+@pytest.mark.parametrize("token", [
+    pytest.param("", id="empty"), pytest.param("drakit_nope", id="unknown"), pytest.param("x" * 5000, id="huge"),
+    pytest.param("tok\u00e9n", id="non-ascii"),
+])
+def test_sign_in_refuses_what_is_not_a_live_token(client: TestClient, token: str) -> None:
+    r = client.post("/login", data={"token": token}, follow_redirects=False)
+    assert r.status_code == 401 and "set-cookie" not in r.headers
+    assert 'class="error"' in r.text
+
+
+@pytest.mark.parametrize(("target", "kept"), [
+    pytest.param("/queues?x=1", "/queues?x=1", id="local"),
+    pytest.param("//evil.example/x", "/", id="scheme-relative"),
+    pytest.param("https://evil.example/", "/", id="absolute"),
+    pytest.param("/\\evil.example", "/", id="backslash"),
+    pytest.param("javascript:alert(1)", "/", id="javascript"),
+])
+def test_sign_in_goes_back_only_to_this_server(target: str, kept: str) -> None:
+    assert pages._local(target) == kept
+
+
+def test_the_cookie_never_authorizes_the_api(client: TestClient, world: w.World) -> None:
+    """Pages read the cookie; the API reads only the header, so a cross-site form cannot change anything."""
+    client.cookies.update(_cookie(world, "admin"))
+    try:
+        assert client.get("/api/v1/pending").status_code == 401
+        assert client.post("/api/v1/simulations", content=b"kind: Scenario").status_code == 401
+        assert client.post("/api/v1/refresh").status_code == 401
+    finally:
+        client.cookies.clear()
+
+
+def test_no_page_changes_state() -> None:
+    """Only sign-in and sign-out take a POST (they touch the caller's own cookie, nothing on the server)."""
+    posts = {r.path for r in pages.router.routes if set(getattr(r, "methods", ())) - {"GET", "HEAD"}}
+    assert posts == {"/login", "/logout"}
+
+
+@pytest.fixture(scope="module")
+def hostile() -> Iterator[TestClient]:
+    with TestClient(hostile_app()) as c:
+        yield c
+
+
+@pytest.mark.parametrize("path", ["/fleet", "/fleet?node=h100-node-1", "/pending", "/trial",
+                                  "/pods/ml/" + XSS.replace("/", "%2F")])
+def test_hostile_names_are_escaped(hostile: TestClient, path: str) -> None:
+    r = hostile.get(path)
+    assert r.status_code == 200, r.text[:300]
+    assert XSS not in r.text
+    assert html.escape(XSS, quote=False).replace(">", "&gt;") in r.text.replace("&#34;", '"')
+
+
+def test_static_files_are_a_fixed_table(client: TestClient) -> None:
+    css = client.get("/static/drakit.css")
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    assert client.get("/static/drakit.css", headers={"If-None-Match": css.headers["etag"]}).status_code == 304
+    for path in ("/static/../pages.py", "/static/%2e%2e/pages.py", "/static/vendor/README.md", "/static/nope.js"):
+        assert client.get(path).status_code == 404, path
+
+
+def test_the_vendored_chart_is_the_one_its_readme_names() -> None:
+    vendor = resources.files("drakit.web") / "static" / "vendor"
+    digest = hashlib.sha256((vendor / "chart.umd.min.js").read_bytes()).hexdigest()
+    assert f"`{digest}`" in (vendor / "README.md").read_text(encoding="utf-8")
+    assert (vendor / "chart.js-LICENSE.md").read_text(encoding="utf-8").startswith("The MIT License")
+
+
+def test_simulations_need_a_token_on_the_open_demo() -> None:
+    app = create_app(StaticSource(w.snapshot(), "open"), auth=Auth(MemoryTokenStore(), open_reads=True))
+    with TestClient(app) as c:
+        listing = c.get("/simulations")
+        assert listing.status_code == 200 and "sign in</a> to see yours" in listing.text
+        assert "Simulations are off" in listing.text
+        assert "class=\"json\"" not in listing.text  # the API would refuse it: no JSON link
+        assert c.get("/pending").status_code == 200
+        assert c.get("/simulations/abc").status_code == 404  # simulations are off there
+
+
+_DEVICE = st.fixed_dictionaries({
+    "node": st.sampled_from(["n1", "n2", "n3"]), "product": st.sampled_from(["A", "B"]),
+    "driver": st.sampled_from(["d1", "d2"]), "free": st.booleans(), "memory": st.sampled_from(["", "80Gi", "24Gi"]),
+})
+
+
+@given(st.lists(_DEVICE, max_size=40))
+def test_heat_map_counts_every_device_once(devices: list[dict[str, object]]) -> None:
+    heat = pages.heat_map(devices)
+    assert sum(c.total for c in heat.cells.values()) == len(devices)
+    assert sum(p["total"] for p in heat.products) == len(devices)
+    assert sum(p["free"] for p in heat.products) == sum(1 for d in devices if d["free"])
+    assert all(0 <= c.shade <= 10 for c in heat.cells.values())
+    assert set(heat.nodes) == {d["node"] for d in devices}
+
+
+@pytest.mark.parametrize(("allocated", "total", "shade"), [
+    pytest.param(0, 8, 0, id="free"), pytest.param(8, 8, 10, id="full"), pytest.param(1, 8, 1, id="one-eighth"),
+    pytest.param(3, 4, 8, id="three-quarters"), pytest.param(0, 0, 0, id="empty"),
+])
+def test_cell_shade(allocated: int, total: int, shade: int) -> None:
+    assert pages.Cell(allocated, total, "").shade == shade
+
+
+@pytest.mark.parametrize(("path", "status"), [
+    pytest.param("/fleet?page=-5", 200, id="page-negative"),
+    pytest.param("/fleet?page=99999999999999999999", 200, id="page-huge"),
+    pytest.param("/fleet?page=x", 200, id="page-not-a-number"),
+    pytest.param("/fleet?product=%00%ff", 200, id="product-binary"),
+    pytest.param("/fleet?node=" + "n" * 5000, 200, id="node-long"),
+    pytest.param("/pending?selector=a%20in%20(", 400, id="selector-broken"),
+    pytest.param("/pending?namespace=team-nlp", 404, id="namespace-of-another-team"),
+    pytest.param("/runs?metric=" + "%3Cb%3E", 200, id="metric-markup"),
+    pytest.param("/pods/team-vision/" + "x" * 3000, 404, id="pod-long"),
+    pytest.param("/claims/team-vision/nope", 404, id="claim-unknown"),
+])
+def test_hostile_queries_are_answered_not_crashed(client: TestClient, world: w.World, path: str, status: int) -> None:
+    r = client.get(path, headers=bearer(world, "vision"))
+    assert r.status_code == status, r.text[:400]
+    assert "Traceback" not in r.text and "<b>" not in r.text
