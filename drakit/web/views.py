@@ -293,9 +293,12 @@ def queues(state: WebState, who: Principal) -> dict[str, Any]:
             return run_id if who.sees(namespace_of_run.get(run_id, "")) else HIDDEN
 
         queued = [r for r in waiting if r.queue == q.name]
+        everything = who.admin or who.read_all
         out.append({
-            "name": q.name, "cohort": q.cohort, "strategy": q.strategy, "namespaces": spaces,
-            "teams": q.teams, "quotas": quotas,
+            "name": q.name, "cohort": q.cohort, "strategy": q.strategy,
+            "namespaces": spaces if everything or spaces is None else [ns for ns in spaces if who.sees(ns)],
+            "teams": q.teams if everything or q.teams is None else [t for t in q.teams if t == who.team],
+            "quotas": quotas,
             "reservations": [{**h.to_json(), "runId": run_ref(h.run_id)} for h in mine],
             "pending": [{"run": run_ref(r.id), "position": i + 1} for i, r in enumerate(queued)],
         })

@@ -23,6 +23,7 @@ from drakit.records.run import Run, RunDevice, RunResult, RunState
 from drakit.store.memory import MemoryRecordStore
 from drakit.web.auth import Auth, MemoryTokenStore, issue
 
+H100 = "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 TEAMS = {"vision": "team-vision", "nlp": "team-nlp"}
 # The device each team's running pod holds (driver, pool, device).
@@ -55,7 +56,19 @@ def _held(team: str, namespace: str) -> list[dict[str, Any]]:
                  "containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpus"}]}}]},
         "status": {"phase": "Running"},
     }
-    return [claim, pod]
+    # A pod that wants all eight H100s: its explanation names the claims holding two of them.
+    big_claim = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": f"{team}-big", "namespace": namespace},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 8,
+                 "selectors": [{"cel": {"expression": H100}}]}}]}},
+    }
+    big_pod = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{team}-big", "namespace": namespace},
+        "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimName": f"{team}-big"}],
+                 "containers": [{"name": "main", "image": "x", "resources": {"claims": [{"name": "gpus"}]}}]},
+    }
+    return [claim, pod, big_claim, big_pod]
 
 
 def snapshot() -> ClusterSnapshot:
