@@ -4,7 +4,7 @@
   namespaces, held devices, recorded runs, the lab queue catalog) and one finished simulation.
 * :func:`hostile_app`: the demo with names a driver or a user could publish that are markup:
   a product, a node, a pod and a label value that read ``<script>…``.
-* :func:`large_app`: 5,000 nodes (H100 and L4 nodes, a fifth of their devices allocated), the
+* :func:`large_app`: 5,000 nodes (H100 and L4 nodes, two devices allocated on every fifth node), the
   size the heat map must stay usable at.
 """
 

@@ -73,8 +73,9 @@ def test_pending_pod_opens_its_explanation(page: Any, world_site: tuple[str, w.W
     sign_in(page, base, world.tokens["vision"])
     page.goto(f"{base}/pending")
     rows = page.locator("#pods a.pod")
-    assert rows.count() == 4  # the vision team's four recipe pods, none of the nlp team's
-    assert all(t.startswith("team-vision/") for t in rows.all_inner_texts())
+    api = page.request.get(f"{base}/api/v1/pending", headers={"Authorization": f"Bearer {world.tokens['vision']}"})
+    assert rows.all_inner_texts() == [p["pod"] for p in api.json()["pods"]]  # the API's pods, in its order
+    assert rows.count() >= 4 and all(t.startswith("team-vision/") for t in rows.all_inner_texts())
     target = rows.filter(has_text="team-vision/train-0")
     target.click()
     page.wait_for_url(f"{base}/pods/team-vision/train-0")
@@ -84,7 +85,7 @@ def test_pending_pod_opens_its_explanation(page: Any, world_site: tuple[str, w.W
     assert steps.count() >= 3
     first = steps.nth(0).locator("td.num").nth(0).inner_text()
     assert first == "24"  # the demo cluster's devices: the funnel starts from the whole inventory
-    api = page.request.get(base + page.locator("a.json").get_attribute("href"),
+    api = page.request.get(base + page.locator("a.json").get_attribute("href"),  # the page's own JSON link
                            headers={"Authorization": f"Bearer {world.tokens['vision']}"})
     assert api.status == 200 and api.json()["target"] == "pod/team-vision/train-0"
 
