@@ -71,6 +71,7 @@ def explain_href(key: str, kind: str = "pods") -> str:
 
 
 _env.globals["explain_href"] = explain_href
+_env.globals["hidden"] = views.HIDDEN
 
 
 # -- who is asking -----------------------------------------------------------------------------

@@ -37,8 +37,9 @@ class Problems:
         return len(mine)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per test module, closed with it: Playwright's event loop never outlives the browser tests."""
     path = chromium_path()
     try:
         from playwright.sync_api import sync_playwright

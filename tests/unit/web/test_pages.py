@@ -17,10 +17,13 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
+from drakit.records.run import Run, RunDevice, RunResult, RunState
+from drakit.store.memory import MemoryRecordStore
 from drakit.web import pages
 from drakit.web.app import create_app
-from drakit.web.auth import Auth, MemoryTokenStore
+from drakit.web.auth import Auth, MemoryTokenStore, issue
 from drakit.web.state import StaticSource
+from drakit.web.trial import TRIAL_NAMESPACE
 from tests.e2e.web.apps import XSS, hostile_app
 from tests.unit.web import world as w
 from tests.unit.web.conftest import bearer
@@ -233,3 +236,39 @@ def test_hostile_queries_are_answered_not_crashed(client: TestClient, world: w.W
     r = client.get(path, headers=bearer(world, "vision"))
     assert r.status_code == status, r.text[:400]
     assert "Traceback" not in r.text and "<b>" not in r.text
+
+
+def _trial_store() -> MemoryRecordStore:
+    """Two executed trial runs as ``drakit trial --execute`` records them: one correct on the H100, one wrong on an L4."""
+    store = MemoryRecordStore(now=lambda: w.T0)
+    for i, (profile, product, passed) in enumerate((("training-48g", "NVIDIA H100 80GB HBM3", 1.0),
+                                                    ("evaluation", "NVIDIA L4", 0.0))):
+        run = Run.submit(w.T0, id=f"trial-x-{i}", recipe=profile, profile=profile, namespace=TRIAL_NAMESPACE,
+                         executor="local")
+        store.create(run)
+        store.advance(run.id, RunState.ADMITTED)
+        store.advance(run.id, RunState.CLAIM_ALLOCATED,
+                      devices=(RunDevice("gpu", "gpu.nvidia.com", "n", f"gpu-{i}", product=product),))
+        store.advance(run.id, RunState.CONTAINER_STARTED)
+        store.advance(run.id, RunState.FINISHED, result=RunResult(0, 1.5 + i, 20.0 + i,
+                                                                   {"passed": passed, "max_abs_error": 1e-7}))
+    return store
+
+
+def test_the_trial_page_shows_executed_runs() -> None:
+    tokens = MemoryTokenStore()
+    admin = issue(tokens, "platform", admin=True).secret
+    team = issue(tokens, "vision", ["team-vision"]).secret
+    app = create_app(StaticSource(w.snapshot(), "two-teams"), _trial_store(), Auth(tokens))
+    with TestClient(app) as c:
+        doc = c.get("/api/v1/trial", headers={"Authorization": f"Bearer {admin}"}).json()
+        assert [(m["profile"], m["product"], m["placed"], m["correct"], m["passed"])
+                for m in doc["executed"]["products"]] == [
+            ("evaluation", "NVIDIA L4", 1, 0, False), ("training-48g", "NVIDIA H100 80GB HBM3", 1, 1, True)]
+        assert doc["profiles"]["passed"] is True and doc["passed"] is False  # the checks pass, a run was wrong
+        page = c.get("/trial", headers={"Authorization": f"Bearer {admin}"}).text
+        assert page.count('<tr><td>evaluation</td><td>NVIDIA L4</td><td class="num">1</td>') == 1
+        assert "20.000" in page and "1.00e-07" in page
+        # a team token does not see the trial's namespace: the table, no executed runs
+        mine = c.get("/api/v1/trial", headers={"Authorization": f"Bearer {team}"}).json()
+        assert mine["executed"]["products"] == [] and mine["passed"] is True
