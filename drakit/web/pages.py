@@ -17,6 +17,7 @@ nothing to change (``SameSite=Strict`` keeps the cookie off such requests anyway
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import mimetypes
 from collections.abc import Callable, Iterable, Mapping
@@ -34,7 +35,7 @@ from drakit.errors import DrakitError, NotFound
 from drakit.records.compare import By
 from drakit.web import views
 from drakit.web.auth import BadToken, Principal
-from drakit.web.problems import problem_of
+from drakit.web.problems import Unauthorized, problem_of
 from drakit.web.state import Revision, WebState
 from drakit.web.trial import trial
 
@@ -48,7 +49,6 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' 
        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 NAV = (("page_fleet", "Fleet"), ("page_pending", "Pending"), ("page_queues", "Queues"), ("page_runs", "Runs"),
        ("page_simulations", "Simulations"), ("page_trial", "Trial"))
-_FILTERS = ("product", "driver", "pool")
 
 router = APIRouter(include_in_schema=False)
 _env = Environment(loader=PackageLoader("drakit.web", "templates"), autoescape=True, undefined=StrictUndefined,
@@ -89,13 +89,10 @@ def _who(request: Request) -> Principal:
     return _state(request).auth.principal(header or (f"Bearer {cookie}" if cookie else None))
 
 
-class _SignIn(DrakitError):
-    """The page shows namespaced data and the caller has no token (the API's 401)."""
-
-
 def _reader(who: Principal) -> Principal:
+    """``deps.reader`` for a caller who may have come by cookie: namespaced data needs a token or the open demo."""
     if who.anonymous and not who.read_all:
-        raise _SignIn("this page shows namespaced data: sign in with a token")
+        raise Unauthorized("this page shows namespaced data: sign in with a token")
     return who
 
 
@@ -120,15 +117,11 @@ def _render(request: Request, template: str, title: str, here: str, who: Princip
 
 def _error(request: Request, e: BaseException, who: Principal | None, here: str = "") -> Response:
     """A failure as a page with the API's status and one-line detail (never a traceback)."""
-    if isinstance(e, BadToken | _SignIn):
-        status, detail = 401, str(e)
+    status, body = problem_of(e)
+    parsed = json.loads(body)
+    detail, hint = str(parsed.get("detail", "")), str(parsed.get("hint", "") or "")
+    if status == 401:
         hint = "sign in with a token (drakit token create prints one)"
-    else:
-        status, body = problem_of(e)
-        import json
-
-        parsed = json.loads(body)
-        detail, hint = str(parsed.get("detail", "")), str(parsed.get("hint", "") or "")
     response = _render(request, "error.html", "Sign in needed" if status == 401 else "Not available", here,
                        who or Principal(), detail=detail, hint=hint, status=status)
     if isinstance(e, BadToken) and request.cookies.get(COOKIE):
@@ -141,7 +134,7 @@ def _page(request: Request, here: str, build: Callable[[Principal], Response]) -
     try:
         who = _who(request)
         return build(who)
-    except (DrakitError, BadToken) as e:
+    except DrakitError as e:
         return _error(request, e, who, here)
 
 
@@ -206,7 +199,10 @@ def login_form(request: Request, next: str = "/") -> Response:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request) -> Response:
-    form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+    try:
+        form = parse_qs((await request.body()).decode("utf-8", "replace"), max_num_fields=4)
+    except ValueError:  # more fields than the form has: not this form
+        form = {}
     token = (form.get("token") or [""])[0].strip()
     target = _local((form.get("next") or ["/"])[0])
     try:
@@ -262,7 +258,7 @@ def heat_map(devices: Iterable[Mapping[str, Any]]) -> HeatMap:
         if cell is None:
             cell = counts[key] = [0, 0]
             memory[key] = set()
-            drivers.setdefault(key[1], set()).add(d["driver"])
+        drivers.setdefault(key[1], set()).add(d["driver"])
         cell[0] += not d["free"]
         cell[1] += 1
         if d["memory"]:
@@ -444,7 +440,7 @@ def simulation_page(request: Request, sim_id: str) -> Response:
         if sims is None:
             raise NotFound("simulations are off on this server (drakit serve --sim-workers 0)")
         if who.anonymous:
-            raise _SignIn("a simulation belongs to the team that submitted it: sign in with a token")
+            raise Unauthorized("a simulation belongs to the team that submitted it: sign in with a token")
         report = sims.report(sim_id, who)
         return _render(request, "simulation.html", f"Simulation {sim_id}", "page_simulations", who,
                        json_href=f"/api/v1/simulations/{quote(sim_id, safe='')}/report", r=report)

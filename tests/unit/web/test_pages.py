@@ -127,6 +127,16 @@ def test_sign_in_refuses_what_is_not_a_live_token(client: TestClient, token: str
     assert 'class="error"' in r.text
 
 
+@pytest.mark.parametrize("body", [
+    pytest.param(b"&".join(b"f%d=1" % i for i in range(50)), id="many-fields"),
+    pytest.param(b"\xff\xfe=\x00", id="binary"), pytest.param(b"token", id="no-value"),
+])
+def test_sign_in_answers_a_hostile_form(client: TestClient, body: bytes) -> None:
+    r = client.post("/login", content=body, headers={"Content-Type": "application/x-www-form-urlencoded"},
+                    follow_redirects=False)
+    assert r.status_code == 401 and "set-cookie" not in r.headers
+
+
 @pytest.mark.parametrize(("target", "kept"), [
     pytest.param("/queues?x=1", "/queues?x=1", id="local"),
     pytest.param("//evil.example/x", "/", id="scheme-relative"),
