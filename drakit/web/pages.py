@@ -62,6 +62,13 @@ def _href(path: str, **query: Any) -> str:
     return path + ("?" + urlencode(kept) if kept else "")
 
 
+def _pager(total: int, page: str) -> tuple[int, int, slice]:
+    """(page shown, pages, slice of the items) for a 1-based ``page`` query; junk is page 1, past the end the last."""
+    pages = max(1, math.ceil(total / PER_PAGE))
+    at = min(max(int(page) if page.isdigit() and len(page) < 8 else 1, 1), pages)
+    return at, pages, slice((at - 1) * PER_PAGE, at * PER_PAGE)
+
+
 def explain_href(key: str, kind: str = "pods") -> str:
     """The explanation page of ``namespace/name``; a name hidden from the caller links nowhere."""
     namespace, _, name = key.partition("/")
@@ -306,8 +313,7 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
         heat = rev.answers.get_or(("page-fleet", q.key(), pool), lambda: heat_map(
             d for d in _devices(rev, who, q) if not pool or d["pool"] == pool))
         every = rev.answers.get_or(("page-fleet", "all"), lambda: heat_map(rev.rows_json))
-        pages = max(1, math.ceil(len(heat.nodes) / PER_PAGE))
-        at = min(max(int(page) if page.isdigit() and len(page) < 8 else 1, 1), pages)  # a page past the end shows the last
+        at, pages, shown = _pager(len(heat.nodes), page)
         filters = {"product": product, "driver": driver, "pool": pool, "node": node}
 
         def here(**change: Any) -> str:
@@ -317,7 +323,7 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
                  "cells": [None if (c := heat.cells.get((n, p))) is None else
                            {"allocated": c.allocated, "total": c.total, "shade": c.shade, "memory": c.memory,
                             "href": here(node=n, product=p, page=None)} for p in heat.columns]}
-                for n in heat.nodes[(at - 1) * PER_PAGE: at * PER_PAGE]]
+                for n in heat.nodes[shown]]
         devices = None
         if node and len(heat.nodes) == 1:  # one node: its devices and who holds them (as the caller may see)
             devices = [d for d in _devices(rev, who, q) if not pool or d["pool"] == pool]
@@ -338,12 +344,19 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
 
 
 @router.get("/pending", name="page_pending", response_class=HTMLResponse)
-def pending_page(request: Request, namespace: str = "", selector: str = "") -> Response:
+def pending_page(request: Request, namespace: str = "", selector: str = "", page: str = "1") -> Response:
     def build(who: Principal) -> Response:
         report = views.pending(_state(request).revision, _reader(who), namespace or None, selector or None)
+        at, pages, shown = _pager(len(report["pods"]), page)
+
+        def here(n: int) -> str:
+            return _href("/pending", namespace=namespace, selector=selector, page=n)
+
         return _render(request, "pending.html", "Pending work", "page_pending", who,
                        json_href=_href("/api/v1/pending", namespace=namespace, selector=selector),
-                       report=report, filters={"namespace": namespace, "selector": selector})
+                       report=report, pods=report["pods"][shown], filters={"namespace": namespace, "selector": selector},
+                       page=at, pages=pages, prev_href=here(at - 1) if at > 1 else "",
+                       next_href=here(at + 1) if at < pages else "")
 
     return _page(request, "page_pending", build)
 

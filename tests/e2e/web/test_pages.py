@@ -24,8 +24,11 @@ from tests.unit.web import world as w
 @pytest.fixture(scope="module")
 def world_site() -> Iterator[tuple[str, w.World, str]]:
     app, world = apps.world_app()
-    with served(app) as url:
-        yield url, world, app.state.sim_id
+    try:
+        with served(app) as url:
+            yield url, world, app.state.sim_id
+    finally:
+        app.state.web.simulations.close()
 
 
 @pytest.fixture(scope="module")

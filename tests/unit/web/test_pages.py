@@ -6,6 +6,7 @@ the unit suite on the in-process app over the two-team world.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import html
 import re
@@ -17,6 +18,8 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
+from drakit.demo import cluster_objects, recipe_objects
+from drakit.inventory.snapshot import ClusterSnapshot
 from drakit.records.run import Run, RunDevice, RunResult, RunState
 from drakit.store.memory import MemoryRecordStore
 from drakit.web import pages
@@ -282,3 +285,32 @@ def test_the_trial_page_shows_executed_runs() -> None:
         # a team token does not see the trial's namespace: the table, no executed runs
         mine = c.get("/api/v1/trial", headers={"Authorization": f"Bearer {team}"}).json()
         assert mine["executed"]["products"] == [] and mine["passed"] is True
+
+
+@pytest.mark.parametrize(("total", "page", "shown"), [
+    pytest.param(0, "1", (1, 1, slice(0, 100)), id="empty"),
+    pytest.param(250, "3", (3, 3, slice(200, 300)), id="last"),
+    pytest.param(250, "9", (3, 3, slice(200, 300)), id="past-the-end"),
+    pytest.param(250, "0", (1, 3, slice(0, 100)), id="zero"),
+    pytest.param(250, "-2", (1, 3, slice(0, 100)), id="negative"),
+    pytest.param(250, "2x", (1, 3, slice(0, 100)), id="junk"),
+    pytest.param(250, "9" * 40, (1, 3, slice(0, 100)), id="huge"),
+])
+def test_pager(total: int, page: str, shown: tuple[int, int, slice]) -> None:
+    assert pages._pager(total, page) == shown
+
+
+def test_many_pending_pods_are_paged() -> None:
+    objects = cluster_objects() + recipe_objects()
+    eval_pod = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "eval-0")
+    for i in range(250):
+        pod = copy.deepcopy(eval_pod)
+        pod["metadata"]["name"] = f"many-{i:03d}"
+        objects.append(pod)
+    app = create_app(StaticSource(ClusterSnapshot.from_objects(objects), "many"),
+                     auth=Auth(MemoryTokenStore(), open_reads=True))
+    with TestClient(app) as c:
+        first, last = c.get("/pending").text, c.get("/pending?page=3").text
+    assert first.count('class="pod"') == 100 and last.count('class="pod"') == 254 - 200
+    assert "page 1 of 3" in first and 'href="/pending?page=2" rel="next"' in first
+    assert 'href="/pending?page=2" rel="prev"' in last and 'rel="next"' not in last
