@@ -42,6 +42,7 @@ __all__ = ["BundleSource", "DemoSource", "LiveSource", "Revision", "SnapshotSour
 
 _T = TypeVar("_T")
 _ANSWERS = 4096  # cached answers per revision (explanations, pages): bounded, least recently used out
+_BODIES = 256  # serialized responses per revision: a 500-device page is ~0.5 MB, so at most ~128 MB
 
 
 class SnapshotSource(Protocol):
@@ -131,6 +132,11 @@ class _Lru:
         self._lock = threading.Lock()
         self._computing: dict[Hashable, threading.Lock] = {}
 
+    def peek(self, key: Hashable) -> Any | None:
+        """The cached value or None, never waiting on a computation (the event loop's fast path)."""
+        with self._lock:
+            return self._items.get(key)
+
     def _hit(self, key: Hashable) -> tuple[bool, Any]:
         with self._lock:
             if key in self._items:
@@ -163,6 +169,8 @@ class Revision:
         self.snapshot = snapshot
         self.features = features
         self.answers = _Lru()
+        self.bodies = _Lru(_BODIES)
+        """Serialized responses by route, query and visibility: a hot page is sent, not re-encoded."""
         self._rows: tuple[DeviceRow, ...] | None = None
         self._rows_json: tuple[dict[str, Any], ...] | None = None
         self._rows_lock = threading.Lock()
