@@ -99,23 +99,35 @@ class DemoSource(BundleSource):
 
 @dataclass
 class LiveSource:
-    """The cluster of a kubeconfig, read whole (every namespace) through :mod:`drakit.live`."""
+    """The cluster of a kubeconfig, read whole (every namespace) through :mod:`drakit.live`.
+
+    ``connect`` makes the client for each read (default: the kubeconfig's ``KubeClient``; a test
+    passes the in-memory twin); the client is closed after the read.
+    """
 
     kubeconfig: str | None = None
     context: str | None = None
     timeout: float = 30.0
     description: str = "cluster"
+    connect: Callable[[], Any] | None = None
     warnings: list[str] = field(default_factory=list)
 
-    def read(self) -> ClusterSnapshot:
+    def _client(self) -> Any:
+        if self.connect is not None:
+            return self.connect()
         from drakit.live.config import ConnectOptions
         from drakit.live.kube import KubeClient
+
+        return KubeClient.connect(ConnectOptions(self.kubeconfig, self.context, self.timeout))
+
+    def read(self) -> ClusterSnapshot:
         from drakit.live.snapshot import Scope, read_snapshot
 
-        client = KubeClient.connect(ConnectOptions(self.kubeconfig, self.context, self.timeout))
+        client = self._client()
         try:
             target = getattr(client, "target", None)
             self.description = str(target.describe()) if target is not None else self.description
+            self.warnings = []
             return read_snapshot(client, Scope(namespace=None), source=self.description, warn=self.warnings.append)
         finally:
             client.close()
