@@ -10,12 +10,13 @@ before they are read; CORS is off unless origins are given.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from drakit.errors import DrakitError
 from drakit.web.auth import Auth, MemoryTokenStore
@@ -86,10 +87,10 @@ async def _send_problem(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _respond(e: BaseException) -> Response:
+def _respond(e: BaseException, headers: Mapping[str, str] | None = None) -> Response:
     status, body = problem_of(e)
-    headers = {"Retry-After": "5"} if status == 503 else ({"WWW-Authenticate": "Bearer"} if status == 401 else None)
-    return Response(body, status_code=status, media_type=PROBLEM, headers=headers)
+    extra = {"Retry-After": "5"} if status == 503 else ({"WWW-Authenticate": "Bearer"} if status == 401 else {})
+    return Response(body, status_code=status, media_type=PROBLEM, headers={**extra, **(headers or {})})
 
 
 async def _validation(_: Request, e: Exception) -> Response:
@@ -101,10 +102,19 @@ async def _validation(_: Request, e: Exception) -> Response:
                             field=first["field"] or None, errors=errors))
 
 
-async def _http(_: Request, e: Exception) -> Response:
+async def _http(request: Request, e: Exception) -> Response:
     assert isinstance(e, StarletteHTTPException)
     titles = {404: "Not Found", 405: "Method Not Allowed"}
-    return _respond(Problem(e.status_code, "http", titles.get(e.status_code, "Error"), str(e.detail)))
+    headers = dict(e.headers or {})
+    if e.status_code == 405:
+        # Starlette names the methods of the first route on the path only; a path served by two
+        # handlers (GET and POST /simulations) must list both (RFC 9110's Allow).
+        allowed: set[str] = set()
+        for route in request.app.routes:
+            if route.matches(request.scope)[0] != Match.NONE:
+                allowed |= set(getattr(route, "methods", None) or ())
+        headers["Allow"] = ", ".join(sorted(allowed))
+    return _respond(Problem(e.status_code, "http", titles.get(e.status_code, "Error"), str(e.detail)), headers)
 
 
 async def _drakit(_: Request, e: Exception) -> Response:

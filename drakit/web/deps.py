@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from fastapi import Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from drakit.web.auth import Principal
 from drakit.web.problems import PROBLEM, Forbidden, Unauthorized, _finite
-from drakit.web.state import WebState
+from drakit.web.state import Revision, WebState
 
-__all__ = ["Json", "admin", "caller", "problems", "reader", "state", "writer"]
+__all__ = ["Json", "admin", "cached", "caller", "ok", "problems", "reader", "state", "writer"]
+
+
+def dumps(content: Any) -> bytes:
+    """Compact UTF-8 JSON; a NaN (a report may hold one) becomes a string, as JSON has none."""
+    try:
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    except ValueError:
+        return json.dumps(_finite(content), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class Json(Response):
-    """Compact UTF-8 JSON, written without FastAPI's per-field encoder (the documents are plain already)."""
+    """JSON written without FastAPI's per-field encoder (the documents are plain already)."""
 
     media_type = "application/json"
 
     def render(self, content: Any) -> bytes:
-        try:
-            return json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        except ValueError:  # a NaN in a report: JSON has none
-            return json.dumps(_finite(content), ensure_ascii=False, separators=(",", ":")).encode()
+        return dumps(content)
 
 
 _PROBLEM_SCHEMA = {
@@ -49,6 +56,20 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 def ok(schema: dict[str, Any] | None = None, status: int = 200) -> dict[int | str, dict[str, Any]]:
     return {status: {"description": "OK", "content": {"application/json": {"schema": schema or {"type": "object"}}}}}
+
+
+async def cached(request: Request, key: Hashable, compute: Callable[[Revision], Any]) -> Response:
+    """The JSON of ``compute(revision)``, serialized once per revision and ``key``.
+
+    ``key`` must hold everything the answer depends on besides the revision (the query and the
+    caller's visibility).  A hit is answered on the event loop; a miss computes in the thread
+    pool (single-flight: concurrent misses of one key wait for the first).
+    """
+    rev = state(request).revision
+    body = rev.bodies.peek(key)
+    if body is None:
+        body = await run_in_threadpool(rev.bodies.get_or, key, lambda: dumps(compute(rev)))
+    return Response(body, media_type=Json.media_type)
 
 
 def state(request: Request) -> WebState:

@@ -42,6 +42,7 @@ __all__ = ["BundleSource", "DemoSource", "LiveSource", "Revision", "SnapshotSour
 
 _T = TypeVar("_T")
 _ANSWERS = 4096  # cached answers per revision (explanations, pages): bounded, least recently used out
+_BODIES = 256  # serialized responses per revision: a 500-device page is ~0.5 MB, so at most ~128 MB
 
 
 class SnapshotSource(Protocol):
@@ -98,23 +99,35 @@ class DemoSource(BundleSource):
 
 @dataclass
 class LiveSource:
-    """The cluster of a kubeconfig, read whole (every namespace) through :mod:`drakit.live`."""
+    """The cluster of a kubeconfig, read whole (every namespace) through :mod:`drakit.live`.
+
+    ``connect`` makes the client for each read (default: the kubeconfig's ``KubeClient``; a test
+    passes the in-memory twin); the client is closed after the read.
+    """
 
     kubeconfig: str | None = None
     context: str | None = None
     timeout: float = 30.0
     description: str = "cluster"
+    connect: Callable[[], Any] | None = None
     warnings: list[str] = field(default_factory=list)
 
-    def read(self) -> ClusterSnapshot:
+    def _client(self) -> Any:
+        if self.connect is not None:
+            return self.connect()
         from drakit.live.config import ConnectOptions
         from drakit.live.kube import KubeClient
+
+        return KubeClient.connect(ConnectOptions(self.kubeconfig, self.context, self.timeout))
+
+    def read(self) -> ClusterSnapshot:
         from drakit.live.snapshot import Scope, read_snapshot
 
-        client = KubeClient.connect(ConnectOptions(self.kubeconfig, self.context, self.timeout))
+        client = self._client()
         try:
             target = getattr(client, "target", None)
             self.description = str(target.describe()) if target is not None else self.description
+            self.warnings = []
             return read_snapshot(client, Scope(namespace=None), source=self.description, warn=self.warnings.append)
         finally:
             client.close()
@@ -130,6 +143,11 @@ class _Lru:
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._computing: dict[Hashable, threading.Lock] = {}
+
+    def peek(self, key: Hashable) -> Any | None:
+        """The cached value or None, never waiting on a computation (the event loop's fast path)."""
+        with self._lock:
+            return self._items.get(key)
 
     def _hit(self, key: Hashable) -> tuple[bool, Any]:
         with self._lock:
@@ -163,6 +181,8 @@ class Revision:
         self.snapshot = snapshot
         self.features = features
         self.answers = _Lru()
+        self.bodies = _Lru(_BODIES)
+        """Serialized responses by route, query and visibility: a hot page is sent, not re-encoded."""
         self._rows: tuple[DeviceRow, ...] | None = None
         self._rows_json: tuple[dict[str, Any], ...] | None = None
         self._rows_lock = threading.Lock()

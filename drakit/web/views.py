@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from drakit.web.state import Revision, WebState
 
 __all__ = ["HIDDEN", "MAX_LIMIT", "Expired", "InventoryQuery", "compare_runs", "eligibility", "explain", "inventory",
-           "pending", "profiles", "queues", "run", "runs", "whoami"]
+           "pending", "profiles", "queues", "run", "runs", "visibility", "whoami"]
 
 HIDDEN = "<hidden>"
 DEFAULT_LIMIT = 500
@@ -111,7 +111,7 @@ def _namespaces(rev: Revision) -> frozenset[str]:
         namespace_of(o) for o in (*rev.snapshot.claims, *rev.snapshot.pods, *rev.snapshot.templates)))
 
 
-def _visibility(who: Principal) -> Any:
+def visibility(who: Principal) -> Any:
     """The part of a caller that decides what it sees: a cache key shared by callers who see alike."""
     return "all" if who.admin or who.read_all else who.namespaces
 
@@ -219,7 +219,7 @@ def pending(rev: Revision, who: Principal, namespace: str | None = None, selecto
                 if who.sees(namespace_of(p))]
         return explain_pending(rev.snapshot, pods, features=rev.features).to_json()
 
-    doc = rev.answers.get_or(("pending", namespace, selector or "", _visibility(who)), compute)
+    doc = rev.answers.get_or(("pending", namespace, selector or "", visibility(who)), compute)
     hide = _hider(who, _namespaces(rev))
     return hide(doc) if hide else doc
 

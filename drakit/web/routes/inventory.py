@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from drakit.web import views
-from drakit.web.deps import Json, caller, ok, problems, state
+from drakit.web.deps import Json, cached, caller, ok, problems
 
 router = APIRouter(prefix="/api/v1", tags=["inventory"])
 
@@ -19,7 +19,7 @@ _DEVICE_LIST = {
 
 
 @router.get("/inventory", response_class=Json, responses={**ok(_DEVICE_LIST), **problems(400, 401, 410)})
-def inventory(
+async def inventory(
     request: Request,
     selector: Annotated[str | None, Query(max_length=4096, description="Device attributes in label syntax.")] = None,
     free: Annotated[bool, Query(description="Only devices no claim holds.")] = False,
@@ -28,18 +28,18 @@ def inventory(
     product: Annotated[str | None, Query(max_length=1024)] = None,
     limit: Annotated[int, Query(ge=1, le=views.MAX_LIMIT)] = views.DEFAULT_LIMIT,
     cont: Annotated[str | None, Query(alias="continue", max_length=1024)] = None,
-) -> Json:
+) -> Response:
     """Every device of the current snapshot, filtered; ``metadata.continue`` pages through the rest.
 
     Holders (claims, pods) in namespaces the caller may not see read ``<hidden>``.
     """
     who = caller(request)
     q = views.InventoryQuery(selector, free, node, driver, product, limit, cont)
-    return Json(views.inventory(state(request).revision, who, q))
+    return await cached(request, ("inventory", q, views.visibility(who)), lambda rev: views.inventory(rev, who, q))
 
 
 @router.get("/fleet", response_class=Json, responses={**ok(), **problems(401)})
-def fleet(request: Request) -> Json:
+async def fleet(request: Request) -> Response:
     """Devices per node and product, free and allocated (the heat map's data; no holder names)."""
     caller(request)
-    return Json(views.fleet_summary(state(request).revision))
+    return await cached(request, ("fleet",), views.fleet_summary)

@@ -51,7 +51,7 @@ def _hammer(work: list[Callable[[], None]]) -> list[BaseException]:
         barrier.wait()
         try:
             job()
-        except BaseException as e:  # noqa: BLE001 - reported by the test
+        except BaseException as e:  # reported by the test
             errors.append(e)
 
     threads = [threading.Thread(target=run, args=(job,)) for job in work]
