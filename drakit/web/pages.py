@@ -243,7 +243,7 @@ class Cell:
     @property
     def shade(self) -> int:
         """0 (all free) .. 10 (all allocated): the heat map's colour class."""
-        return round(10 * self.allocated / self.total) if self.total else 0
+        return int(10 * self.allocated / self.total + 0.5) if self.total else 0  # half up, not to even
 
 
 @dataclass(frozen=True)
@@ -284,6 +284,22 @@ def heat_map(devices: Iterable[Mapping[str, Any]]) -> HeatMap:
     return HeatMap(columns, tuple(sorted({n for n, _ in cells})), cells, products)
 
 
+SORTS = {"busiest": "most devices allocated first", "freest": "most devices free first"}
+"""Orders of the heat map's nodes besides by name: where the load is, and where room is left."""
+
+
+def _sorted_nodes(heat: HeatMap, order: str) -> tuple[str, ...]:
+    if not order:
+        return heat.nodes
+    allocated: dict[str, int] = {}
+    free: dict[str, int] = {}
+    for (node, _), c in heat.cells.items():
+        allocated[node] = allocated.get(node, 0) + c.allocated
+        free[node] = free.get(node, 0) + c.total - c.allocated
+    key = allocated if order == "busiest" else free
+    return tuple(sorted(heat.nodes, key=lambda n: (-key[n], n)))
+
+
 def _devices(rev: Revision, who: Principal, q: views.InventoryQuery) -> list[dict[str, Any]]:
     """Every device ``q`` selects, through the API's own paged inventory view."""
     out: list[dict[str, Any]] = []
@@ -305,7 +321,7 @@ def home() -> Response:
 
 @router.get("/fleet", name="page_fleet", response_class=HTMLResponse)
 def fleet_page(request: Request, product: str = "", node: str = "", pool: str = "", driver: str = "",
-               page: str = "1") -> Response:
+               sort: str = "", page: str = "1") -> Response:
     def build(who: Principal) -> Response:
         rev = _state(request).revision
         q = views.InventoryQuery(node=node or None, driver=driver or None, product=product or None)
@@ -313,8 +329,10 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
         heat = rev.answers.get_or(("page-fleet", q.key(), pool), lambda: heat_map(
             d for d in _devices(rev, who, q) if not pool or d["pool"] == pool))
         every = rev.answers.get_or(("page-fleet", "all"), lambda: heat_map(rev.rows_json))
-        at, pages, shown = _pager(len(heat.nodes), page)
-        filters = {"product": product, "driver": driver, "pool": pool, "node": node}
+        order = sort if sort in SORTS else ""
+        nodes = rev.answers.get_or(("page-fleet", q.key(), pool, order), lambda: _sorted_nodes(heat, order))
+        at, pages, shown = _pager(len(nodes), page)
+        filters = {"product": product, "driver": driver, "pool": pool, "node": node, "sort": order}
 
         def here(**change: Any) -> str:
             return _href("/fleet", **{**filters, "page": at if at > 1 else None, **change})
@@ -323,12 +341,13 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
                  "cells": [None if (c := heat.cells.get((n, p))) is None else
                            {"allocated": c.allocated, "total": c.total, "shade": c.shade, "memory": c.memory,
                             "href": here(node=n, product=p, page=None)} for p in heat.columns]}
-                for n in heat.nodes[shown]]
+                for n in nodes[shown]]
         devices = None
         if node and len(heat.nodes) == 1:  # one node: its devices and who holds them (as the caller may see)
             devices = [d for d in _devices(rev, who, q) if not pool or d["pool"] == pool]
         selects = [("product", "Product", every.columns),
-                   ("driver", "Driver", sorted({d for p in every.products for d in p["driver"].split(", ")}))]
+                   ("driver", "Driver", sorted({d for p in every.products for d in p["driver"].split(", ")})),
+                   ("sort", "Nodes by", tuple(SORTS))]
         return _render(request, "fleet.html", "Fleet", "page_fleet", who,
                        json_href=_href("/api/v1/inventory", product=product, node=node, driver=driver),
                        filters=filters, selects=selects, columns=heat.columns, rows=rows,

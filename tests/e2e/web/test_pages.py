@@ -234,6 +234,10 @@ def test_fleet_of_5000_nodes_renders_paged(page: Any) -> None:
         page.click(".pager a[rel=next]")
         assert page.locator(".pager span").inner_text() == "page 2 of 50"
         assert page.locator("#products td.num").all_inner_texts()[:4] == ["4000", "32000", "30000", "2000"]
+        page.select_option("select[name=sort]", "busiest")
+        page.click("form.filters button[type=submit]")
+        assert page.locator("#heat td.cell a").first.inner_text() == "2/8"  # the busy nodes first
+        assert page.locator("#heat td.cell.h3").count() == 100
     line = json.dumps({"test": "fleet-5000", "build_s": round(built, 2), "page_load_s": timings})
     print(line)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

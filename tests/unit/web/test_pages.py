@@ -227,7 +227,8 @@ def test_heat_map_counts_every_device_once(devices: list[dict[str, object]]) -> 
 
 @pytest.mark.parametrize(("allocated", "total", "shade"), [
     pytest.param(0, 8, 0, id="free"), pytest.param(8, 8, 10, id="full"), pytest.param(1, 8, 1, id="one-eighth"),
-    pytest.param(3, 4, 8, id="three-quarters"), pytest.param(0, 0, 0, id="empty"),
+    pytest.param(3, 4, 8, id="three-quarters"), pytest.param(2, 8, 3, id="a-quarter-half-up"),
+    pytest.param(0, 0, 0, id="empty"),
 ])
 def test_cell_shade(allocated: int, total: int, shade: int) -> None:
     assert pages.Cell(allocated, total, "").shade == shade
@@ -314,3 +315,15 @@ def test_many_pending_pods_are_paged() -> None:
     assert first.count('class="pod"') == 100 and last.count('class="pod"') == 254 - 200
     assert "page 1 of 3" in first and 'href="/pending?page=2" rel="next"' in first
     assert 'href="/pending?page=2" rel="prev"' in last and 'rel="next"' not in last
+
+
+@pytest.mark.parametrize(("sort", "first"), [
+    pytest.param("", "example-node-1", id="by-name"),
+    pytest.param("busiest", "h100-node-1", id="busiest"),  # the node whose two devices the teams' runners hold
+    pytest.param("freest", "example-node-1", id="freest"),  # 8 free devices, the most of any node
+    pytest.param("<script>", "example-node-1", id="unknown-order-is-by-name"),
+])
+def test_fleet_orders_nodes(client: TestClient, world: w.World, sort: str, first: str) -> None:
+    r = client.get("/fleet", params={"sort": sort}, headers=bearer(world, "admin"))
+    rows = re.findall(r'<tr><td><a href="/fleet\?[^"]*node=([^"&]+)[^"]*">', r.text)
+    assert rows[0] == first and len(rows) == 4
