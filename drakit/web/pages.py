@@ -21,7 +21,7 @@ import json
 import math
 import mimetypes
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
@@ -137,6 +137,10 @@ def _error(request: Request, e: BaseException, who: Principal | None, here: str 
 
 
 def _page(request: Request, here: str, build: Callable[[Principal], Response]) -> Response:
+    query = request.query_params.multi_items()
+    if any(v == "" for _, v in query):  # a filter form sends its empty fields: share the short URL instead
+        kept = [(k, v) for k, v in query if v != ""]
+        return RedirectResponse(request.url.path + ("?" + urlencode(kept) if kept else ""), status_code=303)
     who: Principal | None = None
     try:
         who = _who(request)
@@ -305,9 +309,7 @@ def _devices(rev: Revision, who: Principal, q: views.InventoryQuery) -> list[dic
     out: list[dict[str, Any]] = []
     cont: str | None = None
     while True:
-        page = views.inventory(rev, who, views.InventoryQuery(selector=q.selector, free=q.free, node=q.node,
-                                                              driver=q.driver, product=q.product,
-                                                              limit=views.MAX_LIMIT, cont=cont))
+        page = views.inventory(rev, who, replace(q, limit=views.MAX_LIMIT, cont=cont))
         out += page["items"]
         cont = page["metadata"].get("continue")
         if not cont:

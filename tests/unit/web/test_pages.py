@@ -327,3 +327,11 @@ def test_fleet_orders_nodes(client: TestClient, world: w.World, sort: str, first
     r = client.get("/fleet", params={"sort": sort}, headers=bearer(world, "admin"))
     rows = re.findall(r'<tr><td><a href="/fleet\?[^"]*node=([^"&]+)[^"]*">', r.text)
     assert rows[0] == first and len(rows) == 4
+
+
+def test_empty_filters_redirect_to_the_short_url(client: TestClient, world: w.World) -> None:
+    r = client.get("/fleet?product=NVIDIA+L4&driver=&pool=&node=&sort=", headers=bearer(world, "admin"),
+                   follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/fleet?product=NVIDIA+L4"
+    r = client.get("/pending?namespace=&selector=", headers=bearer(world, "admin"), follow_redirects=False)
+    assert r.headers["location"] == "/pending"
