@@ -91,6 +91,15 @@ def test_pending_pod_opens_its_explanation(page: Any, world_site: tuple[str, w.W
     api = page.request.get(base + page.locator("a.json").get_attribute("href"),  # the page's own JSON link
                            headers={"Authorization": f"Bearer {world.tokens['vision']}"})
     assert api.status == 200 and api.json()["target"] == "pod/team-vision/train-0"
+    # a pod that waits: its verdict, the stage that took its devices, the hint, and who holds them
+    page.goto(f"{base}/pending")
+    rows.filter(has_text="team-vision/vision-big").click()
+    page.wait_for_url(f"{base}/pods/team-vision/vision-big")
+    assert page.locator("#verdict .verdict").inner_text().lower() == "waiting"
+    last = page.locator(".funnel tr.step").last.locator("td")
+    assert last.nth(0).inner_text().startswith("free") and last.nth(1).inner_text() == "6"
+    assert page.locator("#hint").inner_text().startswith("wait for the holding claims")
+    assert page.locator("#holders tr").nth(1).locator("td").all_inner_texts()[:3] == ["<hidden>", "1", "<hidden>"]  # not named
 
 
 def test_fleet_filters_by_product(page: Any, world_site: tuple[str, w.World, str]) -> None:
