@@ -335,3 +335,12 @@ def test_empty_filters_redirect_to_the_short_url(client: TestClient, world: w.Wo
     assert r.status_code == 303 and r.headers["location"] == "/fleet?product=NVIDIA+L4"
     r = client.get("/pending?namespace=&selector=", headers=bearer(world, "admin"), follow_redirects=False)
     assert r.headers["location"] == "/pending"
+
+
+def test_heat_map_agrees_with_the_apis_fleet_summary(client: TestClient, world: w.World) -> None:
+    """The page aggregates the inventory document it links to; its cells are ``GET /api/v1/fleet``'s."""
+    summary = client.get("/api/v1/fleet", headers=bearer(world, "admin")).json()
+    devices = client.get("/api/v1/inventory?limit=5000", headers=bearer(world, "admin")).json()["items"]
+    heat = pages.heat_map(devices)
+    assert {(c["node"], c["product"]): (c["allocated"], c["free"] + c["allocated"]) for c in summary["cells"]} == {
+        k: (c.allocated, c.total) for k, c in heat.cells.items()}
