@@ -38,24 +38,29 @@ def open_records(url: str | None) -> Any:
     return open_store(url)
 
 
-def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
-    """This machine's slice from NVML, or from a recording (``--replay``)."""
-    from drakit.drivers.nvml import NvmlError, resource_slice
+def nvml_snapshot(replay: str | None = None) -> Any:
+    """NVML's view of this machine, or of a recording (``--replay``: every step but the real read)."""
     from drakit.executors.nvmlread import read_snapshot
     from drakit.executors.nvmlreplay import ReplayNvml
 
-    if replay:
-        from drakit.sources.read import read_one
+    if not replay:
+        return read_snapshot()
+    from drakit.sources.read import read_one
 
-        text = read_one(replay)  # bounded, `-` for stdin; its errors are already one line naming the file
-        try:
-            lib = ReplayNvml(json.loads(text))
-            snapshot = read_snapshot(lib, lib.readlink)
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as e:
-            what = e.msg if isinstance(e, json.JSONDecodeError) else f"{type(e).__name__}: {e}"
-            raise InvalidArgument(f"{replay}: not an NVML recording ({what})") from None
-    else:
-        snapshot = read_snapshot()
+    text = read_one(replay)  # bounded, `-` for stdin; its errors are already one line naming the file
+    try:
+        lib = ReplayNvml(json.loads(text))
+        return read_snapshot(lib, lib.readlink)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as e:
+        what = e.msg if isinstance(e, json.JSONDecodeError) else f"{type(e).__name__}: {e}"
+        raise InvalidArgument(f"{replay}: not an NVML recording ({what})") from None
+
+
+def nvml_slice(node: str, replay: str | None = None) -> dict[str, Any]:
+    """This machine's slice from NVML, or from a recording (``--replay``)."""
+    from drakit.drivers.nvml import NvmlError, resource_slice
+
+    snapshot = nvml_snapshot(replay)
     try:
         return resource_slice(snapshot, node)
     except NvmlError as e:
@@ -185,6 +190,7 @@ def register(app: typer.Typer) -> None:
     def record_env(
         run_id: Annotated[str | None, typer.Option("--run", envvar="DRAKIT_RUN_ID", help="Run to record into.")] = None,
         store: StoreOption = None,
+        replay: Annotated[str | None, typer.Option("--replay", metavar="FILE", help="Read an NVML recording instead of NVML.")] = None,
         output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
     ) -> None:
         """Record Python, frameworks and NVML's view inside a run; cross-check its GPUs with the claim's.
@@ -192,10 +198,10 @@ def register(app: typer.Typer) -> None:
         Exit status 1 when the GPUs visible here are not the claim's devices (the record says so too).
         """
         from drakit.executors.environment import collect
-        from drakit.executors.nvmlread import NvmlUnavailable, read_snapshot
+        from drakit.executors.nvmlread import NvmlUnavailable
 
         try:
-            snapshot = read_snapshot()
+            snapshot = nvml_snapshot(replay)
         except NvmlUnavailable:
             snapshot = None
         env, check = collect(os.environ, snapshot)

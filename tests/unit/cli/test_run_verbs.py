@@ -111,6 +111,9 @@ def test_exit_status_of_the_command_is_drakits(store: str) -> None:
         pytest.param(("runs", "compare", "--chart", "x.pdf"), 2, "must end in .png or .html", id="chart-suffix"),
         pytest.param(("runs", "ls", "--state", "done"), 2, "choose one of", id="ls-bad-state"),
         pytest.param(("discover", "--replay", "/nonexistent.json"), 1, "nonexistent.json", id="replay-missing"),
+        pytest.param(("record-env", "--replay", "/nonexistent.json"), 1, "nonexistent.json", id="record-env-replay-missing"),
+        pytest.param(("record-env", "--replay", str(GOLDEN / "h100.slice.yaml")), 2, "not an NVML recording",
+                     id="record-env-replay-not-a-recording"),
     ],
 )
 def test_hostile_inputs_get_one_line_and_an_exit_code(store: str, args: tuple[str, ...], code: int, message: str) -> None:
