@@ -168,13 +168,17 @@ def inventory(rev: Revision, who: Principal, q: InventoryQuery) -> dict[str, Any
 
 
 def fleet_summary(rev: Revision) -> dict[str, Any]:
-    """Devices per product and node, free and allocated: what a heat map draws (no names of holders)."""
+    """Devices per node and product, free and allocated, with the memory each publishes: what a heat
+    map draws (no names of holders, so every caller may see it)."""
     def compute() -> dict[str, Any]:
-        by: dict[tuple[str, str], list[int]] = {}
+        by: dict[tuple[str, str], tuple[list[int], set[str]]] = {}
         for r in rev.rows:
-            cell = by.setdefault((r.node, r.product), [0, 0])
-            cell[0 if r.free else 1] += 1
-        cells = [{"node": n, "product": p, "free": f, "allocated": a} for (n, p), (f, a) in sorted(by.items())]
+            counts, memory = by.setdefault((r.node, r.product), ([0, 0], set()))
+            counts[0 if r.free else 1] += 1
+            if r.memory:
+                memory.add(r.memory)
+        cells = [{"node": n, "product": p, "free": c[0], "allocated": c[1], "memory": sorted(m)}
+                 for (n, p), (c, m) in sorted(by.items())]
         return {"revision": rev.number, "devices": len(rev.rows), "cells": cells}
 
     return rev.answers.get_or("fleet", compute)

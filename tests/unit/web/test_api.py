@@ -331,3 +331,11 @@ def test_the_waiting_line_is_bounded() -> None:
         gate.set()
         module.run_text = real  # type: ignore[assignment]
         sims.close()
+
+
+def test_the_fleet_summary_counts_every_device_once(demo: TestClient) -> None:
+    fleet = demo.get("/api/v1/fleet").json()
+    devices = demo.get("/api/v1/inventory", params={"limit": 5000}).json()["items"]
+    assert fleet["devices"] == len(devices) == sum(c["free"] + c["allocated"] for c in fleet["cells"])
+    h100 = next(c for c in fleet["cells"] if c["node"] == "h100-node-1")
+    assert (h100["product"], h100["free"], h100["memory"]) == ("NVIDIA H100 80GB HBM3", 8, ["81559Mi"])
