@@ -339,3 +339,17 @@ def test_the_fleet_summary_counts_every_device_once(demo: TestClient) -> None:
     assert fleet["devices"] == len(devices) == sum(c["free"] + c["allocated"] for c in fleet["cells"])
     h100 = next(c for c in fleet["cells"] if c["node"] == "h100-node-1")
     assert (h100["product"], h100["free"], h100["memory"]) == ("NVIDIA H100 80GB HBM3", 8, ["81559Mi"])
+
+
+def test_a_simulation_runs_in_a_worker_process() -> None:
+    """What ``drakit serve`` runs: a spawned process, so the server's own threads keep answering."""
+    sims = Simulations(workers=1)
+    try:
+        tokens = MemoryTokenStore()
+        headers = {"Authorization": f"Bearer {issue(tokens, 'vision', ['team-vision']).secret}"}
+        c = TestClient(create_app(StaticSource(w.snapshot()), auth=Auth(tokens), simulations=sims))
+        sim = c.post("/api/v1/simulations", content=_scenario_text(), headers=headers).json()
+        assert _wait(c, sim["id"], headers)["state"] == "succeeded"
+        assert c.get(f"/api/v1/simulations/{sim['id']}/report", headers=headers).json()["pods"]
+    finally:
+        sims.close()
