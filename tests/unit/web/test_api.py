@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -9,6 +10,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drakit.cli.testing import run as cli
 from drakit.errors import DrakitError
@@ -353,3 +356,16 @@ def test_a_simulation_runs_in_a_worker_process() -> None:
         assert c.get(f"/api/v1/simulations/{sim['id']}/report", headers=headers).json()["pods"]
     finally:
         sims.close()
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.text(max_size=200) | st.binary(max_size=120).map(lambda b: base64.urlsafe_b64encode(b).decode()))
+def test_any_continue_token_is_refused_or_read_never_a_crash(token: str) -> None:
+    from drakit.errors import InvalidArgument
+    from drakit.web.views import Expired, _offset
+
+    try:
+        offset = _offset(token, 1, "q")
+    except (InvalidArgument, Expired):
+        return
+    assert isinstance(offset, int) and offset >= 0
