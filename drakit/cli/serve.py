@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
         open_reads: Annotated[bool | None, typer.Option("--open-reads/--no-open-reads",
                                                         help="Let requests without a token read every namespace while no token exists (default: on loopback).")] = None,
         cors_origin: Annotated[list[str] | None, typer.Option("--cors-origin", metavar="ORIGIN", help="Allow this browser origin (repeatable; default none).")] = None,
-        sim_workers: Annotated[int, typer.Option("--sim-workers", min=0, max=16, help="Processes running submitted simulations (0: off).")] = 1,
+        sim_workers: Annotated[int, typer.Option("--sim-workers", metavar="N", min=0, max=16, help="Processes running submitted simulations (0: off).")] = 1,
         feature_gates: FeatureGates = None,
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
     ) -> None:
