@@ -31,6 +31,7 @@ from drakit.inventory.snapshot import ClusterSnapshot, Provenance
 if TYPE_CHECKING:
     from drakit.explain.diagnose import Shared
     from drakit.profiles.compile import CompiledProfile
+    from drakit.queues.admission import Setup
     from drakit.queues.catalog import Catalog
     from drakit.queues.ledger import QueueLedger
     from drakit.store.protocol import RecordStore
@@ -288,6 +289,14 @@ class WebState:
                 self._profiles = tuple(compile_profile(rp, schema) for rp in load_profile_files([]).selected()
                                        for schema in drivers_for(rp))
             return self._profiles
+
+    def setup(self, namespaces: Sequence[str] = ()) -> Setup | None:
+        """The catalog's admission setup (None without a catalog)."""
+        if self.catalog is None:
+            return None
+        from drakit.queues.compile import setup_of
+
+        return setup_of(self.catalog, namespaces=list(namespaces))
 
 
 class Refresher:
