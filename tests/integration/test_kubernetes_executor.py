@@ -284,3 +284,62 @@ def test_through_kueue_the_second_run_is_admitted_only_when_kueue_admits_it(
         for obj in reversed(made):
             with suppress(ApiException):
                 cluster.delete(obj)
+
+
+def _token(cluster: Cluster, ns: str, sa: str) -> str:
+    from kubernetes import client as k8s
+
+    cluster.core.create_namespaced_service_account(ns, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name=sa)))
+    request = k8s.AuthenticationV1TokenRequest(spec=k8s.V1TokenRequestSpec(audiences=[], expiration_seconds=3600))
+    return str(cluster.core.create_namespaced_service_account_token(sa, ns, request).status.token)  # type: ignore[union-attr]
+
+
+UNFIT_PROFILE = """\
+apiVersion: drakit.dev/v1alpha1
+kind: Profile
+metadata:
+  name: kx-sixteen
+extends: nvidia-base
+spec:
+  count: 16
+"""
+
+
+def test_the_runner_role_suffices_and_refusals_record_nothing(
+    cluster: Cluster, control_plane: ControlPlane, fake_nodes: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """``drakit rbac runner`` is enough to run; a reader is refused (exit 6, one line), a missing
+    namespace is exit 2, and neither records anything; a claim no node can hold is recorded
+    *failed* with drakit's diagnosis (exit 3), not raised."""
+    from drakit.live.rbac import Subject, manifests
+
+    store_url = f"sqlite:///{tmp_path / 'runs.db'}"
+    unfit = tmp_path / "kx-sixteen.yaml"
+    unfit.write_text(UNFIT_PROFILE, encoding="utf-8")
+    with cluster.namespace("kxr") as ns:
+        objects = [*manifests("runner", namespace=ns, subject=Subject("ServiceAccount", "runner", ns)),
+                   *manifests("reader-namespaced", namespace=ns, subject=Subject("ServiceAccount", "reader", ns))]
+        objects = [o for o in objects if o["kind"] != "ServiceAccount"]
+        runner = control_plane.write_kubeconfig(tmp_path / "runner", token=_token(cluster, ns, "runner"))
+        reader = control_plane.write_kubeconfig(tmp_path / "reader", token=_token(cluster, ns, "reader"))
+        cluster.apply_all(objects)
+        try:
+            code, text = _finish(_drakit_run(runner, store_url, ns, "kxr-ok", "true"))
+            assert code == 0, text
+            code, text = _finish(_drakit_run(reader, store_url, ns, "kxr-denied", "true"))
+            assert code == 6 and text.startswith("error: forbidden: may not create jobs in namespace") \
+                and len(text.splitlines()) == 1, text
+            admin = _kubeconfig(control_plane, tmp_path)  # may create Jobs anywhere: RBAC would answer first
+            code, text = _finish(_drakit_run(admin, store_url, "kx-no-such-namespace", "kxr-nowhere", "true"))
+            assert code == 2 and len(text.splitlines()) == 1 and "not found" in text, text
+            code, text = _finish(_drakit_run(runner, store_url, ns, "kxr-unfit", "true", profile=str(unfit)))
+            assert code == 3, text
+            store = open_store(store_url)
+            assert [r.id for r in store.runs()] == ["kxr-ok", "kxr-unfit"]
+            unfit_run = store.get("kxr-unfit").run
+            assert unfit_run.state is RunState.FAILED and unfit_run.verdict is not None
+            assert unfit_run.verdict.value == "never" and unfit_run.reason_code, unfit_run
+            assert cluster.get("batch/v1", "Job", "kxr-unfit", ns) is None, "the failed run's Job is deleted"
+        finally:
+            for o in objects:
+                cluster.delete(o, ns)
