@@ -95,26 +95,26 @@ class Plane(MemoryCluster):
                 self.admitted_step, self.admitted_at = self.steps, datetime.now(UTC)
                 self._put(job)
             return
-        name = job["metadata"]["name"]
+        name, ns = job["metadata"]["name"], job["metadata"]["namespace"]
         if any(p["metadata"]["labels"].get("job-name") == name for p in self._of("Pod")):
             return
         template = spec["template"]
         self.create({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": f"{name}-x7k2p", "namespace": NS, "creationTimestamp": _ts(T0),
+                     "metadata": {"name": f"{name}-x7k2p", "namespace": ns, "creationTimestamp": _ts(T0),
                                   "uid": f"pod-uid-{name}",
                                   "labels": {**template["metadata"]["labels"], "job-name": name},
                                   "ownerReferences": [{"kind": "Job", "name": name, "uid": job["metadata"]["uid"]}]},
                      "spec": copy.deepcopy(template["spec"]), "status": {"phase": "Pending"}})
 
     def _pod(self, pod: dict[str, Any]) -> None:
-        status, spec, name = pod.setdefault("status", {}), pod["spec"], pod["metadata"]["name"]
+        status, spec, name, ns = pod.setdefault("status", {}), pod["spec"], pod["metadata"]["name"], pod["metadata"]["namespace"]
         entry = spec["resourceClaims"][0]
         if not status.get("resourceClaimStatuses"):
-            template = self.get("ResourceClaimTemplate", entry["resourceClaimTemplateName"], NS)
+            template = self.get("ResourceClaimTemplate", entry["resourceClaimTemplateName"], ns)
             assert template is not None, "the executor applies the template before the Job"
             claim = f"{name}-{entry['name']}-q8zr4"
             self.create({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                         "metadata": {"name": claim, "namespace": NS, "uid": f"claim-uid-{name}",
+                         "metadata": {"name": claim, "namespace": ns, "uid": f"claim-uid-{name}",
                                       "annotations": {"resource.kubernetes.io/pod-claim-name": entry["name"]},
                                       "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name,
                                                            "uid": pod["metadata"]["uid"], "controller": True}]},
@@ -129,16 +129,18 @@ class Plane(MemoryCluster):
                                          "message": "0/4 nodes are available: 4 cannot allocate all claims."}]
                 self._put(pod)
                 return
-            held = self.get("ResourceClaim", claim_name, NS)
+            held = self.get("ResourceClaim", claim_name, ns)
             assert held is not None
-            count = held["spec"]["devices"]["requests"][0]["exactly"].get("count", 1)
+            request = held["spec"]["devices"]["requests"][0]
+            chosen = request.get("exactly") or request["firstAvailable"][0]
+            name_of = request["name"] if "exactly" in request else f"{request['name']}/{chosen['name']}"
             allocation = {"devices": {"results": [
-                {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "h100-node-1", "device": f"gpu-{i}"}
-                for i in range(count)]},
+                {"request": name_of, "driver": "gpu.nvidia.com", "pool": "h100-node-1", "device": f"gpu-{i}"}
+                for i in range(chosen.get("count", 1))]},
                 "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
                     {"key": "metadata.name", "operator": "In", "values": ["h100-node-1"]}]}]}}
             self.allocations.append(copy.deepcopy(allocation))
-            self.patch_status("ResourceClaim", claim_name, NS, {"status": {"allocation": allocation}})
+            self.patch_status("ResourceClaim", claim_name, ns, {"status": {"allocation": allocation}})
             spec["nodeName"] = "h100-node-1"
             status["conditions"] = [{"type": "PodScheduled", "status": "True"}]
             self._put(pod)
@@ -147,7 +149,7 @@ class Plane(MemoryCluster):
         if not state:
             if self.prepare_error:
                 self.create({"apiVersion": "v1", "kind": "Event",
-                             "metadata": {"name": f"{name}.prepare", "namespace": NS},
+                             "metadata": {"name": f"{name}.prepare", "namespace": ns},
                              "involvedObject": {"kind": "Pod", "name": name, "uid": pod["metadata"]["uid"]},
                              "reason": "FailedPrepareDynamicResources", "message": self.prepare_error,
                              "source": {"component": "kubelet"}, "lastTimestamp": _ts(T0 + timedelta(seconds=1))})
@@ -155,7 +157,7 @@ class Plane(MemoryCluster):
             status.update(phase="Running", containerStatuses=[{
                 "name": "main", "image": spec["containers"][0]["image"], "imageID": f"docker.io/library/python@{DIGEST}",
                 "state": {"running": {"startedAt": _ts(T0 + timedelta(seconds=2))}}}])
-            self.create({"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{name}.started", "namespace": NS},
+            self.create({"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{name}.started", "namespace": ns},
                          "involvedObject": {"kind": "Pod", "name": name, "uid": pod["metadata"]["uid"]},
                          "reason": "Started", "message": "Started container main", "source": {"component": "kubelet"},
                          "lastTimestamp": _ts(T0 + timedelta(seconds=2))})
@@ -167,7 +169,7 @@ class Plane(MemoryCluster):
                 "exitCode": self.exit_code, "reason": "Completed" if self.exit_code == 0 else "Error",
                 "startedAt": started, "finishedAt": _ts(T0 + timedelta(seconds=7))}}
             self._put(pod)
-            self.delete("ResourceClaim", claim_name, NS)  # the resourceclaim controller, once the pod is done
+            self.delete("ResourceClaim", claim_name, ns)  # the resourceclaim controller, once the pod is done
 
 
 def _plane(**kw: Any) -> Plane:
@@ -404,3 +406,53 @@ def test_job_manifest_keeps_the_fragment_merge_of_apply_to() -> None:
     spec = job["spec"]["template"]["spec"]
     assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert spec["restartPolicy"] == "Never"
+
+
+# -- the command line, on the twin --------------------------------------------------------------
+
+LAB = str(Path(__file__).resolve().parents[3] / "drakit" / "queues" / "examples" / "lab.yaml")
+
+
+@pytest.fixture
+def on_twin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[tuple[Plane, str]]:
+    plane = _plane()
+    monkeypatch.setattr("drakit.cli.door.live_client", lambda source: plane)
+    yield plane, f"sqlite:///{tmp_path / 'runs.db'}"
+
+
+def _cli(store: str, *args: str) -> Any:
+    from drakit.cli.testing import run
+
+    return run("run", "--executor", "kubernetes", "--image", "python:3.12", "--store", store, "-n", NS, *args)
+
+
+def test_the_cli_records_a_run_and_exits_with_the_commands_status(on_twin: tuple[Plane, str]) -> None:
+    import json
+
+    plane, store = on_twin
+    plane.exit_code = 4
+    r = _cli(store, "-p", "evaluation", "--run-id", "c1", "-o", "json", "--", "python", "-c", "exit(4)")
+    assert r.exit_code == 4, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["state"] == "finished" and doc["executor"] == "kubernetes" and len(doc["devices"]) == 1
+
+
+def test_the_cli_routes_through_the_catalog_and_refuses_a_queue_it_does_not_define(on_twin: tuple[Plane, str]) -> None:
+    plane, store = on_twin
+    r = _cli(store, "-p", "evaluation", "--queues", LAB, "--run-id", "c2", "-n", "team-nlp", "--", "true")
+    assert r.exit_code == 0, r.stderr
+    job = plane.get("Job", "c2", "team-nlp")
+    assert job is not None and job["metadata"]["labels"][QUEUE_NAME_LABEL] == "research"  # routing: team-nlp
+    bad = _cli(store, "-p", "evaluation", "--queues", LAB, "--queue", "nope", "--", "true")
+    assert bad.exit_code == 2 and bad.stderr.strip().splitlines() == [
+        f"error: --queue nope: {LAB} defines no such queue (it has training, research, batch)"]
+
+
+def test_the_cli_refusals_are_one_line_with_the_live_exit_codes(on_twin: tuple[Plane, str]) -> None:
+    plane, store = on_twin
+    plane.failures[("create", "Job")] = ClusterError(ErrorCode.FORBIDDEN, "forbidden: may not create jobs", status=403)
+    r = _cli(store, "-p", "evaluation", "--", "true")
+    assert r.exit_code == 6 and r.stderr.strip().splitlines() == ["error: forbidden: may not create jobs"]
+    from drakit.store.repo import open_store
+
+    assert open_store(store).runs() == ()
