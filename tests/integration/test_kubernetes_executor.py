@@ -73,7 +73,7 @@ def kwok(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) 
     directory = kwok_dir()
     missing = missing_parts(directory)
     if missing:
-        unavailable(f"kwok not built ({', '.join(missing)} missing in {directory}); run `cluster/addons.sh kwok`")
+        unavailable(f"kwok not built ({', '.join(missing)} missing in {directory}); run `make cluster`")
     manager = start_kwok(control_plane, tmp_path_factory.mktemp("kwok"), directory)
     try:
         yield manager
