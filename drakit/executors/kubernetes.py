@@ -170,7 +170,7 @@ class KubernetesExecutor:
             if job is None and run.state is not RunState.SUBMITTED:
                 self.store.advance(run.id, RunState.CANCELLED)  # someone deleted the Job while nobody watched
                 done.append(self.store.get(run.id))
-            else:  # no Job yet: the recorder died before it created one
+            else:  # followed again; a submitted run without a Job (its recorder died first) is submitted
                 done.append(self._guarded(run.id, plan, self._carry_on(request, plan, job)))
         return tuple(done)
 
@@ -189,10 +189,10 @@ class KubernetesExecutor:
         try:
             return body()
         except KeyboardInterrupt:
-            with suppress(Exception):
+            with suppress(Exception):  # a second Ctrl-C or a lost connection must not hide the first
                 if self.store.get(run_id).run.state not in TERMINAL:
                     self.store.advance(run_id, RunState.CANCELLED)
-                self._cleanup(plan)
+                    self._cleanup(plan)
             raise
 
     # -- following the Job -------------------------------------------------------------------
