@@ -456,3 +456,24 @@ def test_the_cli_refusals_are_one_line_with_the_live_exit_codes(on_twin: tuple[P
     from drakit.store.repo import open_store
 
     assert open_store(store).runs() == ()
+
+
+def test_no_cluster_configured_is_one_line_and_records_nothing(tmp_path: Path) -> None:
+    from drakit.cli.testing import run
+    from drakit.store.repo import open_store
+
+    store = f"sqlite:///{tmp_path / 'runs.db'}"
+    r = run("run", "--executor", "kubernetes", "-p", "evaluation", "--image", "x", "--store", store,
+            "--kubeconfig", str(tmp_path / "missing"), "--", "true")
+    assert r.exit_code == 1 and r.stderr.strip().splitlines() == [f"error: --kubeconfig {tmp_path / 'missing'}: no such file"]
+    assert open_store(store).runs() == ()
+
+
+def test_a_job_of_that_name_already_there_is_a_conflict_before_recording(on_twin: tuple[Plane, str]) -> None:
+    from drakit.store.repo import open_store
+
+    plane, store = on_twin
+    plane.create({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "c9", "namespace": NS}, "spec": {}})
+    r = _cli(store, "-p", "evaluation", "--run-id", "c9", "--", "true")
+    assert r.exit_code == 8 and len(r.stderr.strip().splitlines()) == 1 and "already exists" in r.stderr, r.stderr
+    assert open_store(store).runs() == ()
