@@ -41,7 +41,7 @@ from drakit.executors.base import RunRequest, tags_json
 from drakit.explain.events import PREPARE_REASON, classify_prepare
 from drakit.features import Features
 from drakit.live.apply import Action, apply_objects
-from drakit.live.client import ClusterClient, ClusterError, ErrorCode, Obj
+from drakit.live.client import KUEUE_V1BETA2, ClusterClient, ClusterError, ErrorCode, Obj
 from drakit.live.jobs import (
     RUN_ID_LABEL,
     PodView,
@@ -133,10 +133,24 @@ class KubernetesExecutor:
         """What must hold before the run is recorded: the Job is acceptable (dry run), the claim
         template and DeviceClass are applied.  A conflict on them is the cluster's answer, raised."""
         self.client.create(plan.job, dry_run=True)
+        if plan.queue:
+            self._require_kueue(plan)
         for applied in apply_objects(self.client, [plan.compiled.claim, plan.compiled.device_class]):
             if applied.action is Action.CONFLICT:
                 raise ClusterError(ErrorCode.CONFLICT, applied.line(False), conflicts=applied.conflicts,
                                    hint="another manager owns the profile's objects; `drakit profile apply` shows them")
+
+    def _require_kueue(self, plan: RunPlan) -> None:
+        """A queued Job is created suspended: without Kueue nothing would ever start it."""
+        try:
+            self.client.list("Workload", namespace=plan.namespace, limit=1)
+        except ClusterError as e:
+            if e.code is ErrorCode.NOT_FOUND:
+                raise ClusterError(ErrorCode.UNSUPPORTED, f"queue {plan.queue}: the cluster does not serve Kueue's API "
+                                   f"{KUEUE_V1BETA2}, so nothing would admit Job {plan.namespace}/{plan.name}",
+                                   hint="run without a queue (a profile without spec.queue) or install Kueue") from None
+            if e.code is not ErrorCode.FORBIDDEN:  # may not read Workloads: admission is still watched on the Job
+                raise
 
     def execute(self, request: RunRequest) -> RunRecord:
         """Record ``request`` from submission to its end; cluster errors before submission raise."""

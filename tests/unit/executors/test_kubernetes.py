@@ -477,3 +477,14 @@ def test_a_job_of_that_name_already_there_is_a_conflict_before_recording(on_twin
     r = _cli(store, "-p", "evaluation", "--run-id", "c9", "--", "true")
     assert r.exit_code == 8 and len(r.stderr.strip().splitlines()) == 1 and "already exists" in r.stderr, r.stderr
     assert open_store(store).runs() == ()
+
+
+def test_a_queued_run_on_a_cluster_without_kueue_is_refused_before_recording() -> None:
+    from drakit.live.client import KUEUE_V1BETA2
+
+    plane = _plane(unserved=frozenset({KUEUE_V1BETA2}))
+    store = MemoryRecordStore()
+    with pytest.raises(ClusterError, match="does not serve Kueue's API") as raised:
+        _executor(plane, store).execute(_request())  # training-48g names queue training
+    assert raised.value.code is ErrorCode.UNSUPPORTED and store.runs() == ()
+    assert _executor(plane, store).execute(_request(profile="evaluation")).run.state is RunState.FINISHED
