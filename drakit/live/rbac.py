@@ -1,5 +1,5 @@
 """The least privilege drakit needs, as RBAC objects: read-only (cluster-wide or one namespace),
-``profile apply`` and ``queue explain``.
+``profile apply``, ``queue explain`` and ``run --executor kubernetes`` (``runner``).
 
 Reading is ``get``/``list``/``watch`` on exactly the kinds a snapshot lists.  A namespaced
 reader still needs the cluster-scoped inventory (Nodes, DeviceClasses, ResourceSlices,
@@ -27,7 +27,7 @@ RBAC = "rbac.authorization.k8s.io/v1"
 READ = ["get", "list", "watch"]
 GROUP = RESOURCE_V1.split("/")[0]
 KUEUE = KUEUE_V1BETA2.split("/")[0]
-ROLES = ("reader", "reader-namespaced", "profile-applier", "queue-explainer")
+ROLES = ("reader", "reader-namespaced", "profile-applier", "queue-explainer", "runner")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,17 @@ def _rule(group: str, resources: list[str], verbs: list[str], names: list[str] |
 
 _INVENTORY = [_rule("", ["nodes"], READ), _rule(GROUP, ["deviceclasses", "resourceslices", "devicetaintrules"], READ)]
 _WORKLOADS = [_rule("", ["pods", "events"], READ), _rule(GROUP, ["resourceclaims", "resourceclaimtemplates"], READ)]
+
+# ``run --executor kubernetes``: its Job (created, followed, deleted when it times out), the pod's
+# claim and Events, the claim template applied; Kueue's Workloads say why a Job waits.  The
+# inventory (ClusterRole) is read to join devices to their slices and to diagnose an unscheduled pod.
+_RUNNER = [
+    _rule("batch", ["jobs"], [*READ, "create", "delete"]),
+    _rule("", ["pods", "events"], READ),
+    _rule(GROUP, ["resourceclaims"], READ),
+    _rule(GROUP, ["resourceclaimtemplates"], [*READ, "create", "patch"]),
+    _rule("kueue.x-k8s.io", ["workloads"], ["get", "list"]),
+]
 
 
 def _meta(name: str, namespace: str | None) -> Obj:
@@ -94,6 +105,10 @@ def manifests(role: str, *, namespace: str = "default", subject: Subject | None 
         kueue_ns, config_map, _ = CONFIG_MAP
         config = _role("Role", "drakit-queue-explainer", [_rule("", ["configmaps"], ["get"], [config_map])], kueue_ns)
         objects = [cluster, _binding(cluster, who), config, _binding(config, who, kueue_ns)]
+    elif role == "runner":
+        cluster = _role("ClusterRole", "drakit-runner", [*_INVENTORY, _rule(GROUP, ["deviceclasses"], ["create", "patch"])])
+        local = _role("Role", "drakit-runner", _RUNNER, namespace)
+        objects = [cluster, _binding(cluster, who), local, _binding(local, who, namespace)]
     else:
         raise ValueError(f"unknown role {role!r}: want one of {', '.join(ROLES)}")
     if who.kind == "ServiceAccount":

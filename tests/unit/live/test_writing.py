@@ -110,6 +110,7 @@ def test_the_repository_holds_what_drakit_rbac_prints(role: str) -> None:
         pytest.param("reader-namespaced", {"get", "list", "watch"}, id="reader-namespaced"),
         pytest.param("profile-applier", {"get", "create", "patch"}, id="applier"),
         pytest.param("queue-explainer", {"get", "list"}, id="queue-explainer"),
+        pytest.param("runner", {"get", "list", "watch", "create", "patch", "delete"}, id="runner"),
     ],
 )
 def test_least_privilege(role: str, verbs: set[str]) -> None:
@@ -142,7 +143,7 @@ def test_queue_explainer_reads_what_queue_explain_reads() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        pytest.param(["rbac", "admin"], "role 'admin': want reader, reader-namespaced, profile-applier, queue-explainer", id="role"),
+        pytest.param(["rbac", "admin"], "role 'admin': want reader, reader-namespaced, profile-applier, queue-explainer, runner", id="role"),
         pytest.param(["rbac", "--serviceaccount", "nocolon"], "want NAMESPACE:NAME", id="sa"),
         pytest.param(["rbac", "--user", "a", "--group", "b"], "exclude each other", id="two-subjects"),
         pytest.param(["profile", "apply", "evaluation", "--dry-run=client"], "only --dry-run=server", id="dry-run"),
