@@ -57,11 +57,13 @@ if str(REPO_ROOT) not in sys.path:
 
 TARGET_P99_MS = 10.0
 ROUTES = ("/echo", "/mutate")
-CONFIGS = {  # name: (app, uvicorn loop, uvicorn http, workers)
-    "asgi": ("asgi", "auto", "auto", 1),
-    "asgi-w2": ("asgi", "auto", "auto", 2),
-    "asgi-asyncio": ("asgi", "asyncio", "h11", 1),
-    "fastapi": ("fastapi", "asyncio", "h11", 1),
+CONFIGS = {  # name: (app, uvicorn loop, uvicorn http, workers, joined writes)
+    "asgi": ("asgi", "auto", "auto", 1, True),
+    "asgi-w2": ("asgi", "auto", "auto", 2, True),
+    "asgi-2writes": ("asgi", "auto", "auto", 1, False),
+    "asgi-asyncio": ("asgi", "asyncio", "h11", 1, False),
+    "fastapi-uvloop": ("fastapi", "auto", "auto", 1, False),
+    "fastapi": ("fastapi", "asyncio", "h11", 1, False),
 }
 
 
@@ -188,11 +190,12 @@ def serve(port: int, cert: str, key: str, config: str) -> None:
     from drakit.webhook import server
     from drakit.webhook.mutate import Injector
 
-    app_kind, loop, http, workers = CONFIGS[config]
+    app_kind, loop, http, workers, joined = CONFIGS[config]
     compiled = [compile_profile(rp, drivers_for(rp)[0]) for rp in parse_profiles([], example_texts()).selected()]
     injector = Injector.of(compiled)
     app = _fastapi_app(injector) if app_kind == "fastapi" else server.create_app(injector, {("POST", "/echo"): EchoRoute()})
-    server.serve(injector, cert=cert, key=key, host="127.0.0.1", port=port, workers=workers, app=app, loop=loop, http=http)
+    server.serve(injector, cert=cert, key=key, host="127.0.0.1", port=port, workers=workers, app=app, loop=loop, http=http,
+                 join_writes=joined)
 
 
 # --- the Python load generator (a process of its own) --------------------------------------------

@@ -13,10 +13,13 @@ pickling, so profiles are compiled once, in the parent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from drakit.webhook.install import HEALTH_PATH, MUTATE_PATH
 from drakit.webhook.mutate import Injector, MalformedReview, mutate
@@ -134,17 +137,67 @@ def create_app(injector: Injector, extra: Mapping[tuple[str, str], Route] | None
     return AdmissionApp({("POST", MUTATE_PATH): MutateRoute(injector), ("GET", HEALTH_PATH): health, **(extra or {})})
 
 
+class _JoinedWrites:
+    """A transport whose writes within one event-loop iteration leave as one.  uvicorn writes an
+    answer's status line and headers, then its body: over TLS that is two records, two sends and
+    two wake-ups of the API server's reader for a few hundred bytes."""
+
+    def __init__(self, transport: Any) -> None:
+        self._transport = transport
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(data)
+
+    def _flush(self) -> None:
+        if self._pending:
+            data, self._pending = b"".join(self._pending), []
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:  # everything else is the transport's own
+        return getattr(self._transport, name)
+
+
+class _JoinWrites:
+    """Mixed into uvicorn's HTTP/1.1 protocols: the transport they see is :class:`_JoinedWrites`."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(_JoinedWrites(transport))  # type: ignore[misc]
+
+
+# Module-level classes, so that uvicorn's supervisor can pickle the config for its workers.
+class _JoinedH11(_JoinWrites, H11Protocol):
+    pass
+
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class _JoinedHttpTools(_JoinWrites, HttpToolsProtocol):
+        pass
+
+    _JOINED: dict[str, type[asyncio.Protocol]] = {"auto": _JoinedHttpTools, "httptools": _JoinedHttpTools, "h11": _JoinedH11}
+except ImportError:  # pragma: no cover - the extra installs httptools
+    _JOINED = {"auto": _JoinedH11, "h11": _JoinedH11}
+
+
 def serve(injector: Injector, *, cert: str, key: str, host: str = "0.0.0.0", port: int = 8443, workers: int = 1,
-          app: Any = None, loop: str = "auto", http: str = "auto") -> None:
-    """Run until interrupted; the API server only talks HTTPS to webhooks.  ``app``, ``loop`` and
-    ``http`` are for the benchmark, which serves an echo route next to ``/mutate`` and compares
-    uvicorn's event loops and HTTP parsers."""
+          app: Any = None, loop: str = "auto", http: str = "auto", join_writes: bool = True) -> None:
+    """Run until interrupted; the API server only talks HTTPS to webhooks.  ``app``, ``loop``,
+    ``http`` and ``join_writes`` are for the benchmark, which serves an echo route next to
+    ``/mutate`` and compares uvicorn's event loops, HTTP parsers and this module's joined writes."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     config = uvicorn.Config(app or create_app(injector), host=host, port=port, ssl_certfile=cert, ssl_keyfile=key,
                             log_level="warning", access_log=False, proxy_headers=False, server_header=False,
-                            workers=workers, loop=loop, http=http)
+                            workers=workers, loop=loop, http=_JOINED[http] if join_writes else http)
     if workers == 1:
         uvicorn.Server(config).run()
         return
