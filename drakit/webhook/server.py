@@ -187,17 +187,27 @@ except ImportError:  # pragma: no cover - the extra installs httptools
     _JOINED = {"auto": _JoinedH11, "h11": _JoinedH11}
 
 
+def uvicorn_config(app: Any, *, cert: str, key: str, host: str = "0.0.0.0", port: int = 8443, workers: int = 1,
+                   loop: str = "auto", http: str = "auto", join_writes: bool = True) -> Any:
+    """uvicorn's settings for this server: no access log, proxy headers or server header (nothing
+    reads them), and uvicorn's ``auto`` loop and parser (uvloop, httptools) with joined writes.
+    ``loop``, ``http`` and ``join_writes`` are for the benchmark, which compares them."""
+    import uvicorn
+
+    return uvicorn.Config(app, host=host, port=port, ssl_certfile=cert, ssl_keyfile=key, log_level="warning",
+                          access_log=False, proxy_headers=False, server_header=False, workers=workers, loop=loop,
+                          http=_JOINED[http] if join_writes else http)
+
+
 def serve(injector: Injector, *, cert: str, key: str, host: str = "0.0.0.0", port: int = 8443, workers: int = 1,
-          app: Any = None, loop: str = "auto", http: str = "auto", join_writes: bool = True) -> None:
-    """Run until interrupted; the API server only talks HTTPS to webhooks.  ``app``, ``loop``,
-    ``http`` and ``join_writes`` are for the benchmark, which serves an echo route next to
-    ``/mutate`` and compares uvicorn's event loops, HTTP parsers and this module's joined writes."""
+          app: Any = None, **tuning: Any) -> None:
+    """Run until interrupted; the API server only talks HTTPS to webhooks.  ``app`` and ``tuning``
+    (see :func:`uvicorn_config`) are for the benchmark, which serves an echo route next to ``/mutate``."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    config = uvicorn.Config(app or create_app(injector), host=host, port=port, ssl_certfile=cert, ssl_keyfile=key,
-                            log_level="warning", access_log=False, proxy_headers=False, server_header=False,
-                            workers=workers, loop=loop, http=_JOINED[http] if join_writes else http)
+    config = uvicorn_config(app or create_app(injector), cert=cert, key=key, host=host, port=port, workers=workers,
+                            **tuning)
     if workers == 1:
         uvicorn.Server(config).run()
         return

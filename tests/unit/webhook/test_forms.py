@@ -131,12 +131,12 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]
 @pytest.fixture(scope="module")
 def https(tls: tuple[Path, ssl.SSLContext]) -> Iterator[tuple[str, ssl.SSLContext]]:
     uvicorn = pytest.importorskip("uvicorn")
-    from drakit.webhook.server import create_app
+    from drakit.webhook.server import create_app, uvicorn_config
 
     d, ctx = tls
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(INJECTOR), host="127.0.0.1", port=port, log_level="error",
-                                           ssl_certfile=str(d / "cert.pem"), ssl_keyfile=str(d / "key.pem")))
+    server = uvicorn.Server(uvicorn_config(create_app(INJECTOR), host="127.0.0.1", port=port,
+                                           cert=str(d / "cert.pem"), key=str(d / "key.pem")))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -231,3 +231,46 @@ def test_served_by_several_workers_from_the_command_line(tls: tuple[Path, ssl.SS
         os.killpg(proc.pid, signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "(2 workers)" in err, err
+
+
+class _Recorder:
+    """A transport that keeps what it is given (the real one is exercised by the TLS tests above)."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed
+        self.writes.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def test_writes_of_one_loop_iteration_leave_as_one() -> None:
+    pytest.importorskip("uvicorn")
+    import asyncio
+
+    from drakit.webhook.server import _JoinedWrites
+
+    async def go() -> tuple[_Recorder, list[list[bytes]]]:
+        raw = _Recorder()
+        t = _JoinedWrites(raw)
+        seen = []
+        t.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        t.write(b"{}")
+        seen.append(list(raw.writes))  # nothing sent yet within the iteration
+        await asyncio.sleep(0)
+        seen.append(list(raw.writes))
+        t.write(b"tail")
+        t.close()  # flushes before closing
+        assert t.get_write_buffer_size() == 0  # everything else is the transport's
+        return raw, seen
+
+    raw, seen = asyncio.run(go())
+    assert seen == [[], [b"HTTP/1.1 200 OK\r\n\r\n{}"]]
+    assert raw.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}", b"tail"] and raw.closed
