@@ -47,7 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -175,12 +175,16 @@ def _fastapi_app(injector: Any) -> Any:
 
     from drakit.webhook.server import MutateRoute
 
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    for path, route in (("/mutate", MutateRoute(injector)), ("/echo", EchoRoute())):
-        async def handler(request: Request, route: Any = route) -> Response:
+    def endpoint(route: Any) -> Any:
+        async def handler(request: Request) -> Response:
             status, payload = route(await request.body())
             return Response(payload, status_code=status, media_type="application/json")
-        app.add_api_route(path, handler, methods=["POST"])
+        handler.__annotations__ = {"request": Request, "return": Response}  # this module's annotations are strings
+        return handler
+
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_api_route("/mutate", endpoint(MutateRoute(injector)), methods=["POST"])
+    app.add_api_route("/echo", endpoint(EchoRoute()), methods=["POST"])
     return app
 
 
@@ -281,9 +285,11 @@ function done(summary, latency, requests)
   local failed = 0
   for _, t in ipairs(threads) do failed = failed + t:get("failed") end
   local e = summary.errors
-  io.write(string.format("RESULT %d %d %d %.1f %.1f %.1f\\n", summary.requests, summary.duration,
-    failed + e.connect + e.read + e.write + e.timeout, latency:percentile(50), latency:percentile(99),
-    latency:percentile(99.9)))
+  io.write(string.format("RESULT %d %d\\n", summary.duration, failed + e.connect + e.read + e.write + e.timeout))
+  for i = 1, #latency do  -- the histogram: each occupied µs bucket and its count
+    local us, n = latency(i)
+    io.write(us, " ", n, "\\n")
+  end
 end
 """
 
@@ -309,9 +315,10 @@ def _proc_cpu(pid: int) -> float:
 
 
 def _wrk(port: int, d: str, path: str, n: int, conns: int, pin: list[str],
-         env: dict[str, str]) -> tuple[int, float, int, tuple[float, float, float], float]:
-    """wrk for ``n`` reviews: it runs for a duration, so each thread says DONE at its share and
-    the SIGINT that follows makes wrk print its summary (the Lua ``done``) at once."""
+         env: dict[str, str]) -> tuple[list[float], float, int, float]:
+    """wrk for ``n`` reviews: latencies (s), wall seconds, errors, its CPU seconds.  wrk runs for a
+    duration, so each thread says DONE at its share and the SIGINT that follows makes wrk print
+    its summary (the Lua ``done``: its latency histogram) at once."""
     threads = min(2, conns)
     bound = max(20, n // 100)  # seconds: a server slower than 100 reviews/s stops the run early
     proc = subprocess.Popen([*pin, "wrk", "-t", str(threads), "-c", str(conns), "-d", f"{bound}s", "--timeout", "10s",
@@ -327,22 +334,14 @@ def _wrk(port: int, d: str, path: str, n: int, conns: int, pin: list[str],
         elif (finished := finished + 1) == threads:
             proc.send_signal(signal.SIGINT)
             break
-    out = proc.stdout.read()
+    out = proc.stdout.read().splitlines()
     _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    lines = [line for line in out.splitlines() if line.startswith("RESULT ")]
-    if not lines or said:
-        raise SystemExit(f"wrk failed (exit {proc.returncode}): {' '.join(said) or out.strip()}")
-    count, duration_us, errors, p50, p99, p999 = lines[0].split()[1:]
-    return (int(count), int(duration_us) / 1e6, int(errors), (float(p50) / 1e3, float(p99) / 1e3, float(p999) / 1e3),
-            usage.ru_utime + usage.ru_stime)
-
-
-def _run(cmd: list[str], env: dict[str, str]) -> str:
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, env=env, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"the load generator failed (exit {proc.returncode})")
-    return proc.stdout
+    at = next((i for i, line in enumerate(out) if line.startswith("RESULT ")), None)
+    result = [out[at].split()[1:]] if at is not None else []
+    if not result or said:
+        raise SystemExit(f"wrk failed (exit {os.waitstatus_to_exitcode(status)}): {' '.join(said) or out}")
+    lat = [int(us) / 1e6 for line in out[at + 1:] for us, n in [line.split()] for _ in range(int(n))] if at is not None else []
+    return lat, int(result[0][0]) / 1e6, int(result[0][1]), usage.ru_utime + usage.ru_stime
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -350,39 +349,43 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
-@dataclass(frozen=True)
-class Result:
-    scenario: str
-    route: str
-    p50: float
-    p99: float
-    p999: float
-    rate: float
-    errors: int
-    server_us: float
-    client_us: float
-    load: float
+@dataclass
+class Sample:
+    """One route under one load, summed over the rounds."""
+
+    lat: list[float] = field(default_factory=list)
+    wall: float = 0.0
+    errors: int = 0
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
+    loads: list[float] = field(default_factory=list)
+
+    def cell(self, q: float) -> str:
+        ms = _pct(self.lat, q) * 1e3
+        return f"{ms:.2f} ms" if ms < 100 else f"{ms:.0f} ms"
 
 
-def _measure(port: int, d: str, server_pid: int, scenario: str, rate: float, path: str, n: int, conns: int,
-             client: str, pin: list[str]) -> Result:
+def _measure(into: Sample, port: int, d: str, server_pid: int, rate: float, path: str, n: int, conns: int,
+             client: str, pin: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     cpu0 = _proc_cpu(server_pid)
     if client == "wrk":
-        done, wall, nerr, pcts, client_cpu = _wrk(port, d, path, n, conns, pin, env)
-        example = ""
+        lat, wall, errors, client_cpu = _wrk(port, d, path, n, conns, pin, env)
     else:
-        got = json.loads(_run([*pin, sys.executable, __file__, "--client", str(port), f"{d}/ca.pem", path, str(n),
-                               str(conns), str(rate)], env))
-        client_cpu = got["cpu"]  # from the first review on: not the process's start
-        lat = got["lat"]
-        done, wall, nerr, example = len(lat), got["wall"], got["errors"], got["example"]
-        pcts = (_pct(lat, 0.50) * 1e3, _pct(lat, 0.99) * 1e3, _pct(lat, 0.999) * 1e3)
-    server_cpu = _proc_cpu(server_pid) - cpu0
-    if nerr and example:
-        print(f"{scenario} {path}: {nerr} failed answers, e.g. {example}", file=sys.stderr)
-    return Result(scenario, path, *pcts, done / wall, nerr, server_cpu / done * 1e6, client_cpu / done * 1e6,
-                  os.getloadavg()[0])
+        proc = subprocess.run([*pin, sys.executable, __file__, "--client", str(port), f"{d}/ca.pem", path, str(n),
+                               str(conns), str(rate)], stdout=subprocess.PIPE, env=env, text=True, check=False)
+        if proc.returncode != 0:
+            raise SystemExit(f"the load generator failed (exit {proc.returncode})")
+        got = json.loads(proc.stdout)
+        lat, wall, errors, client_cpu = got["lat"], got["wall"], got["errors"], got["cpu"]  # CPU from the first review
+        if got["example"]:
+            print(f"{path}: {errors} failed answers, e.g. {got['example']}", file=sys.stderr)
+    into.server_cpu += _proc_cpu(server_pid) - cpu0
+    into.lat += lat
+    into.wall += wall
+    into.errors += errors
+    into.client_cpu += client_cpu
+    into.loads.append(os.getloadavg()[0])
 
 
 def _start_server(d: str, config: str, pin: list[str]) -> tuple[subprocess.Popen[bytes], int]:
@@ -416,10 +419,6 @@ def _decision_cost(n: int) -> float:
     return (time.perf_counter() - t0) / n
 
 
-def _ms(x: float) -> str:
-    return f"{x:.2f} ms" if x < 100 else f"{x:.0f} ms"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--requests", type=int, default=10_000, help="reviews per row")
@@ -430,7 +429,8 @@ def main() -> None:
                     help="closed-loop client (auto: wrk when installed)")
     ap.add_argument("--server-cpus", metavar="LIST", help="taskset CPU list for the server")
     ap.add_argument("--client-cpus", metavar="LIST", help="taskset CPU list for the load generator")
-    ap.add_argument("--quick", action="store_true", help="500 reviews, 10 connections, one rate of 200/s")
+    ap.add_argument("--rounds", type=int, default=5, help="each row's reviews in this many runs, echo and mutate in turn")
+    ap.add_argument("--quick", action="store_true", help="500 reviews, 10 connections, one rate of 200/s, one round")
     ap.add_argument("--serve", nargs=4, metavar=("PORT", "CERT", "KEY", "CONFIG"), help=argparse.SUPPRESS)
     ap.add_argument("--client", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -449,7 +449,10 @@ def main() -> None:
     client_pin = ["taskset", "-c", args.client_cpus] if args.client_cpus else []
     import trustme
 
-    results: dict[str, list[Result]] = {}
+    scenarios = [(f"closed, {conns} connections ({closed})", 0.0, closed)] + [
+        (f"open {rate:,.0f}/s, {conns} connections", rate, "python") for rate in rates]
+    rounds = 1 if args.quick else args.rounds
+    results: dict[tuple[str, str, str], Sample] = {}
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory() as d:
         ca = trustme.CA()
@@ -463,15 +466,12 @@ def main() -> None:
         for config in configs:
             server, port = _start_server(d, config, server_pin)
             try:
-                rows = results[config] = []
-                _measure(port, d, server.pid, "warm-up", 0, "/mutate", min(n, 500), conns, "python", client_pin)
-                for route in ROUTES:
-                    rows.append(_measure(port, d, server.pid, f"closed, {conns} connections ({closed})", 0, route,
-                                         n, conns, closed, client_pin))
-                for rate in rates:
-                    for route in ROUTES:
-                        rows.append(_measure(port, d, server.pid, f"open {rate:,.0f}/s, {conns} connections", rate,
-                                             route, n, conns, "python", client_pin))
+                _measure(Sample(), port, d, server.pid, 0, "/mutate", min(n, 500), conns, "python", client_pin)  # warm-up
+                for scenario, rate, client in scenarios:
+                    for _ in range(rounds):  # echo and mutate in turn, so that the machine's load drifts onto both
+                        for route in ROUTES:
+                            sample = results.setdefault((config, scenario, route), Sample())
+                            _measure(sample, port, d, server.pid, rate, route, n // rounds, conns, client, client_pin)
             finally:
                 server.terminate()
                 server.wait(30)
@@ -482,14 +482,13 @@ def main() -> None:
     print("| scenario | p50 | p99 | p99.9 | throughput | errors | server CPU/review | client CPU/review "
           "| load avg | ratio p99 mutate/echo | target (p99 < 10 ms) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for config, rows in results.items():
-        for r in rows:
-            echo = next(e for e in rows if e.scenario == r.scenario and e.route == "/echo")
-            mutate = r.route == "/mutate"
-            print(f"| ({r.route[1:]}) {config}, {r.scenario} | {_ms(r.p50)} | {_ms(r.p99)} | {_ms(r.p999)} "
-                  f"| {r.rate:,.0f}/s | {r.errors} | {r.server_us:.0f} µs | {r.client_us:.0f} µs | {r.load:.2f} "
-                  f"| {r.p99 / echo.p99 if mutate else 1.0:.2f} "
-                  f"| {('met' if r.p99 < TARGET_P99_MS and not r.errors else 'not met') if mutate else '—'} |")
+    for (config, scenario, route), r in results.items():
+        echo = results[config, scenario, "/echo"]
+        done = len(r.lat)
+        verdict = ("met" if _pct(r.lat, 0.99) < TARGET_P99_MS / 1e3 and not r.errors else "not met") if route == "/mutate" else "—"
+        print(f"| ({route[1:]}) {config}, {scenario} | {r.cell(0.50)} | {r.cell(0.99)} | {r.cell(0.999)} "
+              f"| {done / r.wall:,.0f}/s | {r.errors} | {r.server_cpu / done * 1e6:.0f} µs | {r.client_cpu / done * 1e6:.0f} µs "
+              f"| {min(r.loads):.1f}–{max(r.loads):.1f} | {_pct(r.lat, 0.99) / _pct(echo.lat, 0.99):.2f} | {verdict} |")
     print(f"\nnotes: the decision alone (parse, decide, encode; no server) takes {per_decision * 1e6:.0f} µs. "
           "Closed loop saturates the server, so its latency is about connections / throughput; the open-loop rows "
           "count latency from each review's due time.")
