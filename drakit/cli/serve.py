@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
         open_reads: Annotated[bool | None, typer.Option("--open-reads/--no-open-reads",
                                                         help="Let requests without a token read every namespace while no token exists (default: on loopback).")] = None,
         cors_origin: Annotated[list[str] | None, typer.Option("--cors-origin", metavar="ORIGIN", help="Allow this browser origin (repeatable; default none).")] = None,
-        sim_workers: Annotated[int, typer.Option("--sim-workers", min=0, max=16, help="Processes running submitted simulations (0: off).")] = 1,
+        sim_workers: Annotated[int, typer.Option("--sim-workers", metavar="N", min=0, max=16, help="Processes running submitted simulations (0: off).")] = 1,
         feature_gates: FeatureGates = None,
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
     ) -> None:
@@ -91,8 +91,13 @@ def register(app: typer.Typer) -> None:
         app = build_app(files=files, demo=demo, kubeconfig=kubeconfig, context=context, timeout=request_timeout,
                         host=host, store=store, queues=queues, refresh=refresh, open_reads=open_reads,
                         cors_origins=cors_origin or [], sim_workers=sim_workers, feats=feats)
+        import gc
+
         import uvicorn
 
+        # The first snapshot lives as long as the server and is acyclic (see cli/door.freeze_loaded):
+        # frozen, full collections stop rescanning its millions of containers mid-request.
+        gc.freeze()
         where = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
         print(f"drakit serve: {app.state.web.source.description} at {where}/api/v1 (OpenAPI {where}/openapi.json)",
               file=sys.stderr)

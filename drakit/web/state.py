@@ -281,13 +281,14 @@ class WebState:
     @property
     def profiles(self) -> tuple[CompiledProfile, ...]:
         """The profiles eligibility is shown for: those given, else the bundled examples (compiled once)."""
-        if self._profiles is None:
-            from drakit.profiles import compile_profile, drivers_for
-            from drakit.sources import load_profile_files
+        with self._refresh_lock:
+            if self._profiles is None:
+                from drakit.profiles import compile_profile, drivers_for
+                from drakit.sources import load_profile_files
 
-            self._profiles = tuple(compile_profile(rp, schema) for rp in load_profile_files([]).selected()
-                                   for schema in drivers_for(rp))
-        return self._profiles
+                self._profiles = tuple(compile_profile(rp, schema) for rp in load_profile_files([]).selected()
+                                       for schema in drivers_for(rp))
+            return self._profiles
 
     def setup(self, namespaces: Sequence[str] = ()) -> Setup | None:
         """The catalog's admission setup (None without a catalog)."""

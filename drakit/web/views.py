@@ -168,13 +168,17 @@ def inventory(rev: Revision, who: Principal, q: InventoryQuery) -> dict[str, Any
 
 
 def fleet_summary(rev: Revision) -> dict[str, Any]:
-    """Devices per product and node, free and allocated: what a heat map draws (no names of holders)."""
+    """Devices per node and product, free and allocated, with the memory each publishes: what a heat
+    map draws (no names of holders, so every caller may see it)."""
     def compute() -> dict[str, Any]:
-        by: dict[tuple[str, str], list[int]] = {}
+        by: dict[tuple[str, str], tuple[list[int], set[str]]] = {}
         for r in rev.rows:
-            cell = by.setdefault((r.node, r.product), [0, 0])
-            cell[0 if r.free else 1] += 1
-        cells = [{"node": n, "product": p, "free": f, "allocated": a} for (n, p), (f, a) in sorted(by.items())]
+            counts, memory = by.setdefault((r.node, r.product), ([0, 0], set()))
+            counts[0 if r.free else 1] += 1
+            if r.memory:
+                memory.add(r.memory)
+        cells = [{"node": n, "product": p, "free": c[0], "allocated": c[1], "memory": sorted(m)}
+                 for (n, p), (c, m) in sorted(by.items())]
         return {"revision": rev.number, "devices": len(rev.rows), "cells": cells}
 
     return rev.answers.get_or("fleet", compute)
@@ -316,7 +320,7 @@ def _store(state: WebState) -> Any:
 
 def runs(state: WebState, who: Principal, run_state: str | None = None, limit: int | None = None) -> dict[str, Any]:
     """``runs ls -o json`` over the runs of namespaces ``who`` sees, oldest first."""
-    from drakit.records.render import record_json
+    from drakit.records.render import runs_json
     from drakit.records.run import RunState
 
     try:
@@ -327,7 +331,7 @@ def runs(state: WebState, who: Principal, run_state: str | None = None, limit: i
         raise InvalidArgument(f"limit {limit}: want at least 1")
     store = _store(state)
     found = [r for r in store.runs(state=wanted) if who.sees(r.namespace)][:limit]
-    return {"runs": [record_json(store.get(r.id)) for r in found]}
+    return runs_json(store.get(r.id) for r in found)
 
 
 def run(state: WebState, who: Principal, run_id: str) -> dict[str, Any]:
@@ -343,6 +347,7 @@ def run(state: WebState, who: Principal, run_id: str) -> dict[str, Any]:
 def compare_runs(state: WebState, who: Principal, by: str = "product", metric: str = "runtime") -> dict[str, Any]:
     """``runs compare -o json`` over the runs ``who`` sees: n, median and spread per group."""
     from drakit.records.compare import compare, parse_by
+    from drakit.records.render import comparison_json
 
     by_value = parse_by(by).value
     store = _store(state)
@@ -350,7 +355,7 @@ def compare_runs(state: WebState, who: Principal, by: str = "product", metric: s
         groups = store.compare(by_value, metric)
     else:
         groups = compare((store.get(r.id) for r in store.runs() if who.sees(r.namespace)), by_value, metric)
-    return {"by": by_value, "metric": metric, "groups": [g.to_json() for g in groups]}
+    return comparison_json(by_value, metric, groups)
 
 
 def whoami(state: WebState, who: Principal) -> dict[str, Any]:

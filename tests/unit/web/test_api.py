@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -9,6 +10,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from drakit.cli.testing import run as cli
 from drakit.errors import DrakitError
@@ -331,3 +334,38 @@ def test_the_waiting_line_is_bounded() -> None:
         gate.set()
         module.run_text = real  # type: ignore[assignment]
         sims.close()
+
+
+def test_the_fleet_summary_counts_every_device_once(demo: TestClient) -> None:
+    fleet = demo.get("/api/v1/fleet").json()
+    devices = demo.get("/api/v1/inventory", params={"limit": 5000}).json()["items"]
+    assert fleet["devices"] == len(devices) == sum(c["free"] + c["allocated"] for c in fleet["cells"])
+    h100 = next(c for c in fleet["cells"] if c["node"] == "h100-node-1")
+    assert (h100["product"], h100["free"], h100["memory"]) == ("NVIDIA H100 80GB HBM3", 8, ["81559Mi"])
+
+
+def test_a_simulation_runs_in_a_worker_process() -> None:
+    """What ``drakit serve`` runs: a spawned process, so the server's own threads keep answering."""
+    sims = Simulations(workers=1)
+    try:
+        tokens = MemoryTokenStore()
+        headers = {"Authorization": f"Bearer {issue(tokens, 'vision', ['team-vision']).secret}"}
+        c = TestClient(create_app(StaticSource(w.snapshot()), auth=Auth(tokens), simulations=sims))
+        sim = c.post("/api/v1/simulations", content=_scenario_text(), headers=headers).json()
+        assert _wait(c, sim["id"], headers)["state"] == "succeeded"
+        assert c.get(f"/api/v1/simulations/{sim['id']}/report", headers=headers).json()["pods"]
+    finally:
+        sims.close()
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.text(max_size=200) | st.binary(max_size=120).map(lambda b: base64.urlsafe_b64encode(b).decode()))
+def test_any_continue_token_is_refused_or_read_never_a_crash(token: str) -> None:
+    from drakit.errors import InvalidArgument
+    from drakit.web.views import Expired, _offset
+
+    try:
+        offset = _offset(token, 1, "q")
+    except (InvalidArgument, Expired):
+        return
+    assert isinstance(offset, int) and offset >= 0

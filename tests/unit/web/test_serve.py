@@ -128,3 +128,20 @@ def test_serve_answers_on_a_socket(tmp_path: Path) -> None:
         _, err = server.communicate(timeout=30)
     assert f"drakit serve: demo at http://127.0.0.1:{port}/api/v1" in err
     assert "Traceback" not in err
+
+
+def test_a_bundle_source_reads_manifests_through_the_front_door(tmp_path: Path) -> None:
+    from drakit.demo import demo_paths
+    from drakit.web.state import BundleSource
+
+    c = TestClient(create_app(BundleSource(demo_paths()), auth=Auth(MemoryTokenStore(), open_reads=True)))
+    assert c.get("/api/v1/whoami").json()["source"].endswith("recipes.yaml")
+    assert len(c.get("/api/v1/inventory").json()["items"]) == 24
+
+
+def test_serve_refuses_an_invalid_bundle_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: Bad_Name}\n", encoding="utf-8")
+    got = cli("serve", "-f", str(bad), "--store", f"sqlite:///{tmp_path}/s.db")
+    assert got.exit_code == 1, got.stderr
+    assert len(got.stderr.strip().splitlines()) == 1 and "bad.yaml" in got.stderr and "metadata.name" in got.stderr
