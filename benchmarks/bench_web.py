@@ -8,6 +8,9 @@ server keeps the other core.  Without ``wrk`` a lean asyncio client runs in a se
 instead (raw HTTP/1.1 keep-alive, one connection per client); it costs more CPU, which the notes
 say.  Each endpoint gets C concurrent clients for D seconds, after a short warm-up that fills the
 per-revision caches (the cold cost is reported on its own line: the first request of a revision).
+The server runs uvicorn on asyncio's event loop, as ``drakit serve`` does (``--uvloop`` for
+uvloop instead, which starves some connections for seconds under this load: see
+``drakit.cli.serve.LOOP``).
 
     python benchmarks/bench_web.py                      # 200 clients x 60 s per endpoint, 5,000 nodes
     python benchmarks/bench_web.py --quick              # 50 clients x 5 s, 500 nodes
@@ -92,7 +95,7 @@ def _claim(name: str, count: int, selectors: tuple[str, ...] = (), status: dict[
     return obj
 
 
-def serve(port: int, nodes: int) -> None:
+def serve(port: int, nodes: int, loop: str) -> None:
     import gc
 
     import uvicorn
@@ -105,7 +108,7 @@ def serve(port: int, nodes: int) -> None:
     tokens.add(Token(id="bench", digest=digest_of(TOKEN), team="platform", admin=True))
     app = create_app(StaticSource(snapshot(nodes), f"{nodes} nodes"), auth=Auth(tokens))
     gc.freeze()  # the snapshot lives as long as the server: keep full collections off it
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False, loop=loop)
 
 
 # --- the load ------------------------------------------------------------------------------------
@@ -195,11 +198,12 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--limit", type=int, default=100, help="inventory page size (the API default is 500)")
     ap.add_argument("--quick", action="store_true", help="50 clients x 5 s over 500 nodes")
-    ap.add_argument("--serve", nargs=2, metavar=("PORT", "NODES"), help=argparse.SUPPRESS)
+    ap.add_argument("--uvloop", action="store_true", help="serve on uvloop instead of asyncio's loop")
+    ap.add_argument("--serve", nargs=3, metavar=("PORT", "NODES", "LOOP"), help=argparse.SUPPRESS)
     ap.add_argument("--drive", nargs=4, metavar=("PORT", "PATHS", "CLIENTS", "SECONDS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        serve(int(args.serve[0]), int(args.serve[1]))
+        serve(int(args.serve[0]), int(args.serve[1]), args.serve[2])
         return
     if args.drive:
         print(json.dumps(_asyncio_load(int(args.drive[0]), json.loads(args.drive[1]), int(args.drive[2]),
@@ -211,7 +215,10 @@ def main() -> None:
         port = s.getsockname()[1]
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(nodes)],
+    from drakit.cli.serve import LOOP
+
+    loop = "uvloop" if args.uvloop else LOOP
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(nodes), loop],
                               env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     try:
         deadline = time.monotonic() + 600
@@ -246,7 +253,7 @@ def main() -> None:
     base = rows["(trivial) GET /healthz"]["p99"]
     tool = "wrk (1 thread)" if shutil.which("wrk") else "asyncio client (separate process)"
     print(f"### bench_web: {clients} concurrent clients x {seconds:g} s per endpoint, {nodes:,} nodes x 8 GPUs, "
-          f"loopback, load by {tool}\n")
+          f"loopback, uvicorn on {loop}, load by {tool}\n")
     print("| scenario | p50 | p99 | max | requests/s | errors | ratio p99 to /healthz | target (p99 < 500 ms, 0 errors) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, r in rows.items():
