@@ -223,6 +223,7 @@ def test_every_link_resolves(page: Any, world_site: tuple[str, w.World, str]) ->
     assert any("/pods/" in u for u in statuses) and any("/api/v1/" in u for u in statuses)
 
 
+@pytest.mark.slow  # about 10 s building 5,000 nodes: scheduled with the long files
 def test_fleet_of_5000_nodes_renders_paged(page: Any) -> None:
     """Usable at 5,000 nodes: 100 nodes a page with a pager; the render times go to the test's log."""
     built = time.perf_counter()
