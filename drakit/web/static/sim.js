@@ -13,7 +13,8 @@
     data: { datasets: [line("running", (s) => s.running, "#1f5fa8"), line("pending", (s) => s.pending, "#b3261e")] },
     options: {
       animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
-      scales: { x: { type: "linear", title: { display: true, text: "simulated seconds" } },
+      scales: { x: { type: "linear", min: 0, max: series.length ? series[series.length - 1].time : undefined,
+                     title: { display: true, text: "simulated seconds" } },
                 y: { beginAtZero: true, title: { display: true, text: "pods" } } },
     },
   });
