@@ -117,7 +117,8 @@ def _secure(response: Response) -> Response:
 def _render(request: Request, template: str, title: str, here: str, who: Principal, *, json_href: str = "",
             status: int = 200, **context: Any) -> Response:
     page = _templates.TemplateResponse(request, template, {
-        "title": title, "here": here, "nav": NAV, "principal": who.to_json(), "json_href": json_href, **context,
+        "title": title, "here": here, "nav": NAV, "principal": who.to_json(), "json_href": json_href,
+        "login_href": _href("/login", next=_back(request)), **context,
     }, status_code=status)
     return _secure(page)
 
@@ -192,6 +193,13 @@ def static(request: Request, path: str) -> Response:
 
 
 # -- sign in -----------------------------------------------------------------------------------
+
+
+def _back(request: Request) -> str:
+    """Where sign-in returns to: this page (the sign-in page itself returns to where it was sent from)."""
+    if request.url.path == "/login":
+        return _local(request.query_params.get("next", "/"))
+    return request.url.path + (f"?{request.url.query}" if request.url.query else "")
 
 
 def _local(target: str) -> str:

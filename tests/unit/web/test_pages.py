@@ -344,3 +344,14 @@ def test_heat_map_agrees_with_the_apis_fleet_summary(client: TestClient, world: 
     heat = pages.heat_map(devices)
     assert {(c["node"], c["product"]): (c["allocated"], c["free"] + c["allocated"]) for c in summary["cells"]} == {
         k: (c.allocated, c.total) for k, c in heat.cells.items()}
+
+
+def test_sign_in_returns_to_the_page_it_was_asked_from(client: TestClient, world: w.World) -> None:
+    refused = client.get("/pods/team-vision/train-0?x=1").text
+    assert 'href="/login?next=%2Fpods%2Fteam-vision%2Ftrain-0%3Fx%3D1"' in refused
+    form = client.get("/login?next=%2Fpods%2Fteam-vision%2Ftrain-0%3Fx%3D1").text
+    assert 'name="next" value="/pods/team-vision/train-0?x=1"' in form
+    r = client.post("/login", data={"token": world.tokens["vision"], "next": "/pods/team-vision/train-0?x=1"},
+                    follow_redirects=False)
+    client.cookies.clear()
+    assert r.headers["location"] == "/pods/team-vision/train-0?x=1"
