@@ -62,11 +62,14 @@ def _href(path: str, **query: Any) -> str:
     return path + ("?" + urlencode(kept) if kept else "")
 
 
-def _pager(total: int, page: str) -> tuple[int, int, slice]:
-    """(page shown, pages, slice of the items) for a 1-based ``page`` query; junk is page 1, past the end the last."""
+def _pager(total: int, page: str, href: Callable[[int], str]) -> tuple[slice, dict[str, Any]]:
+    """The items of a 1-based ``page`` query (junk is page 1, past the end the last) and the pager's
+    template values; ``href(n)`` is the URL of page n."""
     pages = max(1, math.ceil(total / PER_PAGE))
     at = min(max(int(page) if page.isdigit() and len(page) < 8 else 1, 1), pages)
-    return at, pages, slice((at - 1) * PER_PAGE, at * PER_PAGE)
+    links = {"page": at, "pages": pages, "prev_href": href(at - 1) if at > 1 else "",
+             "next_href": href(at + 1) if at < pages else ""}
+    return slice((at - 1) * PER_PAGE, at * PER_PAGE), links
 
 
 def explain_href(key: str, kind: str = "pods") -> str:
@@ -341,11 +344,12 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
         every = rev.answers.get_or(("page-fleet", "all"), lambda: heat_map(rev.rows_json))
         order = sort if sort in SORTS else ""
         nodes = rev.answers.get_or(("page-fleet", q.key(), pool, order), lambda: _sorted_nodes(heat, order))
-        at, pages, shown = _pager(len(nodes), page)
         filters = {"product": product, "driver": driver, "pool": pool, "node": node, "sort": order}
 
         def here(**change: Any) -> str:
-            return _href("/fleet", **{**filters, "page": at if at > 1 else None, **change})
+            return _href("/fleet", **{**filters, **change})
+
+        shown, pager = _pager(len(nodes), page, lambda n: here(page=n if n > 1 else None))
 
         rows = [{"node": n, "href": here(node=n, page=None),
                  "cells": [None if (c := heat.cells.get((n, p))) is None else
@@ -362,9 +366,7 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
                        json_href=_href("/api/v1/inventory", product=product, node=node, driver=driver),
                        filters=filters, selects=selects, columns=heat.columns, rows=rows,
                        products=[{**p, "href": here(product=p["product"], page=None)} for p in heat.products],
-                       nodes_total=len(heat.nodes), page=at, pages=pages,
-                       prev_href=here(page=at - 1) if at > 1 else "", next_href=here(page=at + 1) if at < pages else "",
-                       devices=devices)
+                       nodes_total=len(heat.nodes), devices=devices, **pager)
 
     return _page(request, "page_fleet", build)
 
@@ -376,16 +378,12 @@ def fleet_page(request: Request, product: str = "", node: str = "", pool: str = 
 def pending_page(request: Request, namespace: str = "", selector: str = "", page: str = "1") -> Response:
     def build(who: Principal) -> Response:
         report = views.pending(_state(request).revision, _reader(who), namespace or None, selector or None)
-        at, pages, shown = _pager(len(report["pods"]), page)
-
-        def here(n: int) -> str:
-            return _href("/pending", namespace=namespace, selector=selector, page=n)
-
+        shown, pager = _pager(len(report["pods"]), page, lambda n: _href(
+            "/pending", namespace=namespace, selector=selector, page=n if n > 1 else None))
         return _render(request, "pending.html", "Pending work", "page_pending", who,
                        json_href=_href("/api/v1/pending", namespace=namespace, selector=selector),
                        report=report, pods=report["pods"][shown], filters={"namespace": namespace, "selector": selector},
-                       page=at, pages=pages, prev_href=here(at - 1) if at > 1 else "",
-                       next_href=here(at + 1) if at < pages else "")
+                       **pager)
 
     return _page(request, "page_pending", build)
 
@@ -393,9 +391,8 @@ def pending_page(request: Request, namespace: str = "", selector: str = "", page
 def _explain_page(request: Request, kind: str, namespace: str, name: str) -> Response:
     def build(who: Principal) -> Response:
         d = views.explain(_state(request).revision, _reader(who), kind, namespace, name)
-        plural = f"{kind}s"
         return _render(request, "explain.html", f"Why {kind} {namespace}/{name}", "page_pending", who,
-                       json_href=f"/api/v1/namespaces/{quote(namespace, safe='')}/{plural}/{quote(name, safe='')}/explanation",
+                       json_href=f"/api/v1/namespaces/{quote(namespace, safe='')}/{kind}s/{quote(name, safe='')}/explanation",
                        d=d)
 
     return _page(request, "page_pending", build)
@@ -426,8 +423,10 @@ def _amount(text: str | None) -> float:
 
 def _usage_width(used: str, nominal: str) -> int:
     """Used as tenths of nominal for the bar's width class (w0..w10; over nominal shows full, in red)."""
-    total = _amount(nominal)
-    return 10 if total <= 0 and _amount(used) > 0 else min(10, round(10 * _amount(used) / total)) if total > 0 else 0
+    held, total = _amount(used), _amount(nominal)
+    if total <= 0:
+        return 10 if held > 0 else 0
+    return min(10, int(10 * held / total + 0.5))
 
 
 _env.globals["usage_width"] = _usage_width

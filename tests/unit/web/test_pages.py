@@ -298,7 +298,19 @@ def test_the_trial_page_shows_executed_runs() -> None:
     pytest.param(250, "9" * 40, (1, 3, slice(0, 100)), id="huge"),
 ])
 def test_pager(total: int, page: str, shown: tuple[int, int, slice]) -> None:
-    assert pages._pager(total, page) == shown
+    items, links = pages._pager(total, page, lambda n: f"/p?page={n}")
+    assert (links["page"], links["pages"], items) == shown
+    assert links["prev_href"] == (f"/p?page={shown[0] - 1}" if shown[0] > 1 else "")
+    assert links["next_href"] == (f"/p?page={shown[0] + 1}" if shown[0] < shown[1] else "")
+
+
+@pytest.mark.parametrize(("used", "nominal", "width"), [
+    pytest.param("0", "4", 0, id="idle"), pytest.param("1", "2", 5, id="half"), pytest.param("3", "2", 10, id="borrowing"),
+    pytest.param("500m", "2", 3, id="millicores"), pytest.param("1", "0", 10, id="no-quota-used"),
+    pytest.param("0", "0", 0, id="no-quota"), pytest.param("x", "4", 0, id="junk"),
+])
+def test_usage_width(used: str, nominal: str, width: int) -> None:
+    assert pages._usage_width(used, nominal) == width
 
 
 def test_many_pending_pods_are_paged() -> None:
