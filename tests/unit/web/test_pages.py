@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import html
+import json
 import re
 from collections.abc import Iterator
 from importlib import resources
@@ -367,3 +368,21 @@ def test_sign_in_returns_to_the_page_it_was_asked_from(client: TestClient, world
                     follow_redirects=False)
     client.cookies.clear()
     assert r.headers["location"] == "/pods/team-vision/train-0?x=1"
+
+
+def test_a_hostile_product_stays_data_in_the_chart() -> None:
+    """A product name closing the data island's script tag is escaped by ``tojson``, not run."""
+    hostile = "</script><script>alert(1)</script>"
+    store = MemoryRecordStore(now=lambda: w.T0)
+    run = Run.submit(w.T0, id="r1", recipe="mnist", profile="p", namespace="team-vision")
+    store.create(run)
+    store.advance(run.id, RunState.ADMITTED)
+    store.advance(run.id, RunState.CLAIM_ALLOCATED, devices=(RunDevice("gpu", "d", "n", "g0", product=hostile),))
+    store.advance(run.id, RunState.CONTAINER_STARTED)
+    store.advance(run.id, RunState.FINISHED, result=RunResult(0, 1.0, 2.0))
+    app = create_app(StaticSource(w.snapshot(), "x"), store, Auth(MemoryTokenStore(), open_reads=True))
+    with TestClient(app) as c:
+        page = c.get("/runs").text
+    island = page.split('<script type="application/json" id="runs-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in island and json.loads(island)["groups"][0]["key"] == hostile
+    assert hostile not in page
