@@ -1,4 +1,4 @@
-"""Fixtures of the browser tests: one Chromium per session, a fresh browser context per test.
+"""Fixtures of the browser tests: one Chromium per test module, a fresh browser context per test.
 
 Every test's page fails on a console error, an uncaught script error or a response of 400 or
 more (a broken link or a missing static file is a bug, not noise), and leaves a full-page
@@ -68,7 +68,7 @@ def problems() -> Problems:
 def page(browser: Any, problems: Problems, request: pytest.FixtureRequest) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1366, "height": 900})
     tab = context.new_page()
-    tab.set_default_timeout(15_000)
+    tab.set_default_timeout(30_000)  # a loaded CI machine: waits end on the element, this is only the bound
     tab.on("console", lambda m: problems.console.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     tab.on("pageerror", lambda e: problems.console.append(f"script error: {e}"))
     tab.on("response", lambda r: problems.responses.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None)
