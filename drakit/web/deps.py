@@ -45,7 +45,7 @@ _PROBLEM_SCHEMA = {
 _TITLES = {400: "Bad request", 401: "No token, or a token that is not live", 403: "The caller may not do this",
            404: "Not found (or in a namespace the caller may not see)", 410: "The continue token is of an older revision",
            413: "The body is too large", 422: "Invalid argument or input, with the field path",
-           503: "Busy: retry later"}
+           503: "Busy (the simulation queue is full) or the store is unreachable: retry later"}
 
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:

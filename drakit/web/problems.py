@@ -112,6 +112,8 @@ def problem_of(e: BaseException) -> tuple[int, bytes]:
 
     if isinstance(e, Busy):
         return problem(503, "busy", "Service Unavailable", message)
+    if type(e).__name__ == "StoreError":  # drakit.store.engine, imported only with the store extra
+        return problem(503, "store-unavailable", "Service Unavailable", message)
     if isinstance(e, DrakitError):
         return problem(422, "error", "Unprocessable Content", message)
     _log.exception("unexpected error", exc_info=e)
