@@ -18,7 +18,8 @@ __all__ = ["comparison_json", "record_json", "run_json", "run_line", "runs_json"
 def run_json(run: Run) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": run.id, "recipe": run.recipe, "profile": run.profile, "queue": run.queue, "namespace": run.namespace,
-        "executor": run.executor, "command": list(run.command), "image": run.image, "state": run.state.value,
+        "executor": run.executor, "command": list(run.command), "image": run.image, "imageUsed": run.image_used,
+        "pinnedProduct": run.pinned_product, "env": dict(run.env), "state": run.state.value,
         "transitions": [{"state": t.state.value, "at": t.at.isoformat()} for t in run.transitions],
     }
     if run.reason_code or run.message:
@@ -50,7 +51,9 @@ def record_json(record: RunRecord) -> dict[str, Any]:
         r = record.result
         out["result"] = {"exitStatus": r.exit_status, "startupSeconds": r.startup_s, "runtimeSeconds": r.runtime_s,
                          "correctness": dict(r.correctness),
-                         "series": [{"name": p.name, "step": p.step, "value": p.value} for p in r.series]}
+                         "series": [{"name": p.name, "step": p.step, "value": p.value} for p in r.series],
+                         "problemCount": r.problem_count,
+                         "problems": [{"line": p.line, "reason": p.reason, "raw": p.raw} for p in r.problems]}
     return out
 
 

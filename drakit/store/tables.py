@@ -9,7 +9,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    false,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from drakit.records.run import MAX_TEXT
@@ -45,6 +57,9 @@ class RunRow(Base):
     claim_allocated_at: Mapped[datetime | None] = mapped_column(_When)
     container_started_at: Mapped[datetime | None] = mapped_column(_When)
     ended_at: Mapped[datetime | None] = mapped_column(_When)
+    pinned_product: Mapped[str] = mapped_column(_Str, server_default="")
+    env: Mapped[dict[str, str]] = mapped_column(JSON, server_default=text("'{}'"))
+    image_used: Mapped[bool] = mapped_column(server_default=false())
 
 
 class ClaimRow(Base):
@@ -104,6 +119,8 @@ class ResultRow(Base):
     exit_status: Mapped[int | None] = mapped_column(Integer)
     startup_s: Mapped[float | None] = mapped_column(Float)
     runtime_s: Mapped[float | None] = mapped_column(Float)
+    problem_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    problems: Mapped[list[dict[str, Any]]] = mapped_column(JSON, server_default=text("'[]'"))  # {line, reason, raw}
 
 
 class MetricRow(Base):

@@ -148,13 +148,13 @@ def create_app(
     app.add_exception_handler(DrakitError, _drakit)
     app.add_exception_handler(Problem, _drakit)
     app.add_exception_handler(Exception, _drakit)  # last resort: a 500 problem, the traceback only in the log
-    from drakit.web.routes import inventory, meta, pending, queues, runs
+    from drakit.web import pages
+    from drakit.web.routes import inventory, meta, pending, queues, runs, trial
     from drakit.web.routes import profiles as profile_routes
     from drakit.web.routes import simulations as simulation_routes
 
-    for module in (meta, inventory, pending, profile_routes, queues, runs, simulation_routes):
+    for module in (meta, inventory, pending, profile_routes, queues, runs, simulation_routes, trial, pages):
         app.include_router(module.router)
-    # The server-rendered pages (drakit.web.pages) mount here, over the same views.
     if cors_origins:
         from starlette.middleware.cors import CORSMiddleware
 

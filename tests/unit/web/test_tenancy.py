@@ -75,6 +75,8 @@ READ = [
          {"owner": 200, "other": 404, "admin": 200, "anonymous": 401}),
     Case("GET", "/api/v1/simulations/{sim_id}/report", lambda t, c: f"/api/v1/simulations/{c['sim-' + t]}/report",
          {"owner": 200, "other": 404, "admin": 200, "anonymous": 401}, shows=False),
+    Case("GET", "/api/v1/trial", lambda t, _: "/api/v1/trial",
+         {"owner": 200, "other": 200, "admin": 200, "anonymous": 401}, shows=False),
     Case("GET", "/api/v1/whoami", lambda t, _: "/api/v1/whoami",
          {"owner": 200, "other": 200, "admin": 200, "anonymous": 200}, shows=False),
     Case("GET", "/healthz", lambda t, _: "/healthz",
