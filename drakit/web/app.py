@@ -141,7 +141,7 @@ def create_app(
     web = WebState(source, auth=auth or Auth(MemoryTokenStore()), store=store, catalog=catalog, ledger=ledger,
                    profiles=profiles, features=features, simulations=simulations, clock=clock)
     app = FastAPI(title="drakit", summary="DRA inventory, explanations, queues, runs and simulations",
-                  version="v1", docs_url="/api/docs", redoc_url=None)
+                  version="v1", docs_url=None, redoc_url=None)  # no Swagger UI: it loads scripts from a CDN
     app.state.web = web
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)
