@@ -10,10 +10,10 @@ from fastapi import Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from drakit.web.auth import Principal
-from drakit.web.problems import PROBLEM, Forbidden, Unauthorized, _finite
+from drakit.web.problems import PROBLEM, Forbidden, Unauthorized, finite
 from drakit.web.state import Revision, WebState
 
-__all__ = ["Json", "admin", "cached", "caller", "ok", "problems", "reader", "state", "writer"]
+__all__ = ["Json", "admin", "cached", "caller", "dumps", "ok", "problems", "reader", "state", "writer"]
 
 
 def dumps(content: Any) -> bytes:
@@ -21,7 +21,7 @@ def dumps(content: Any) -> bytes:
     try:
         return json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     except ValueError:
-        return json.dumps(_finite(content), ensure_ascii=False, separators=(",", ":")).encode()
+        return json.dumps(finite(content), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class Json(Response):
@@ -55,6 +55,7 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 def ok(schema: dict[str, Any] | None = None, status: int = 200) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the success status, ``application/json`` (any object unless ``schema``)."""
     return {status: {"description": "OK", "content": {"application/json": {"schema": schema or {"type": "object"}}}}}
 
 
