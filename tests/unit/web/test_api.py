@@ -112,7 +112,9 @@ def test_pages_add_up_to_the_whole_list(demo: TestClient, limit: int) -> None:
 
 
 def test_a_continue_token_is_for_its_own_list_and_revision() -> None:
-    snapshots = iter([ClusterSnapshot.from_objects(w.snapshot().nodes + w.snapshot().slices)] * 2)
+    base = w.snapshot()
+    snapshots = iter([ClusterSnapshot.from_objects(base.nodes + base.slices),
+                      ClusterSnapshot.from_objects(base.nodes + base.slices + base.classes)])
 
     class Changing:
         description = "changing"
@@ -352,3 +354,18 @@ def test_any_continue_token_is_refused_or_read_never_a_crash(token: str) -> None
     except (InvalidArgument, Expired):
         return
     assert isinstance(offset, int) and offset >= 0
+
+
+def test_a_refresh_that_finds_nothing_new_keeps_the_revision_and_its_caches() -> None:
+    class Same:
+        description = "same"
+
+        def read(self) -> ClusterSnapshot:
+            return w.snapshot()  # equal objects in new dicts: what a quiet cluster's re-list returns
+
+    app = create_app(Same(), auth=Auth(MemoryTokenStore(), open_reads=True))
+    web = app.state.web
+    first = web.revision
+    assert TestClient(app).get("/api/v1/namespaces/team-vision/pods/train-0/explanation").status_code == 200
+    assert web.refresh() is first and first.number == 1
+    assert first.bodies.peek(("explain", "pod", "team-vision", "train-0", "all")) is not None
