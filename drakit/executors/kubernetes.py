@@ -96,6 +96,9 @@ def plan_run(request: RunRequest) -> RunPlan:
                               "'-', at most 63 characters")
     if not request.image:
         raise InvalidArgument("--executor kubernetes needs --image IMAGE: the container the command runs in")
+    if request.product is not None:
+        raise InvalidArgument("--product: the kubernetes executor does not pin a product yet; use a profile that "
+                              "allows only that product")
     compiled = compile_profile(request.profile, drivers_for(request.profile)[0], namespace=request.namespace)
     queue = queue_of(request, compiled)
     env = {**request.env, "DRAKIT_RUN_ID": request.run_id, "MLFLOW_RUN_CONTEXT": tags_json(request)}
@@ -158,7 +161,8 @@ class KubernetesExecutor:
         self._prepare(plan)
         self.store.create(Run.submit(datetime.now(UTC), id=request.run_id, recipe=request.recipe or request.profile.name,
                                      profile=request.profile.name, queue=plan.queue, namespace=request.namespace,
-                                     executor=self.name, command=request.command, image=request.image))
+                                     executor=self.name, command=request.command, image=request.image,
+                                     image_used=True, env=dict(request.env)))
         return self._guarded(request.run_id, plan, lambda: self._submit_and_follow(request, plan))
 
     def _submit_and_follow(self, request: RunRequest, plan: RunPlan) -> RunRecord:
@@ -178,7 +182,7 @@ class KubernetesExecutor:
             if run.state in TERMINAL or run.executor != self.name:
                 continue
             request = RunRequest(run_id=run.id, profile=profiles(run.profile), command=run.command, recipe=run.recipe,
-                                 queue=run.queue, namespace=run.namespace, image=run.image)
+                                 queue=run.queue, namespace=run.namespace, image=run.image, env=dict(run.env))
             plan = plan_run(request)
             job = find_job(self.client, run.namespace, run.id)
             if job is None and run.state is not RunState.SUBMITTED:
