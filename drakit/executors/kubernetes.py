@@ -30,11 +30,11 @@ its Job by the ``drakit.dev/run-id`` label: unlike a local process, a pod can be
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from drakit.errors import DrakitError, InvalidArgument
 from drakit.executors.base import RunRequest, tags_json
@@ -277,11 +277,13 @@ class KubernetesExecutor:
         if isinstance(done, RunRecord):
             return done
         pod = _newest(pods.objects.values())
-        if self.store.get(run_id).run.state is RunState.CONTAINER_STARTED:
-            self.store.advance(run_id, RunState.CANCELLED)  # ran past timeout_s
-            self._cleanup(plan)
-            return self._with_pod(run_id, pod)
-        return self._end(run_id, plan, self._waiting(plan, pod), pod)
+        if self.store.get(run_id).run.state is not RunState.CONTAINER_STARTED:
+            return self._end(run_id, plan, self._waiting(plan, pod), pod)
+        if pod is not None:  # it ran past timeout_s
+            self._record_pod(run_id, pod, pod_view(pod, plan.compiled.fragment))
+        self.store.advance(run_id, RunState.CANCELLED)
+        self._cleanup(plan)
+        return self.store.get(run_id)
 
     def _watch(self, reflector: Reflector, check: Callable[[], T | Reason | None],
                deadline: Callable[[], float]) -> T | Reason | None:
@@ -410,17 +412,11 @@ class KubernetesExecutor:
             self._cleanup(plan)
         return self.store.get(run_id)
 
-    def _with_pod(self, run_id: str, pod: Obj | None) -> RunRecord:
-        if pod is not None:
-            with suppress(ClusterError):
-                self._record_pod(run_id, pod, None)
-        return self.store.get(run_id)
-
     def _cleanup(self, plan: RunPlan) -> None:
         if not self.keep_job:
             self.client.delete("Job", plan.name, plan.namespace)
 
-    def _record_pod(self, run_id: str, pod: Obj, view: PodView | None) -> None:
+    def _record_pod(self, run_id: str, pod: Obj, view: PodView) -> None:
         """The image digest and the pod's Events, kept beside what ``record-env`` saw inside."""
         try:
             events = pod_events(self.client, pod)[-_MAX_EVENTS:]
@@ -429,8 +425,7 @@ class KubernetesExecutor:
         have = self.store.get(run_id).env or RunEnv()
         kept = {k: v for k, v in have.frameworks.items() if not k.startswith(EVENT_KEY)}
         lines = {f"{EVENT_KEY}{i:03d}": _clip(event_line(e)) for i, e in enumerate(events)}
-        digest = view.digest if view is not None else ""
-        self.store.record_env(run_id, replace(have, image_digest=digest or have.image_digest,
+        self.store.record_env(run_id, replace(have, image_digest=view.digest or have.image_digest,
                                               frameworks={**kept, **lines}))
 
 
@@ -453,7 +448,7 @@ def _gone(plan: RunPlan) -> Reason:
                   hint="submit the run again")
 
 
-def _newest(pods: Iterator[Obj] | Any) -> Obj | None:
+def _newest(pods: Iterable[Obj]) -> Obj | None:
     """The Job's newest pod (backoffLimit 0 makes one; a pod the Job replaced is older)."""
     items = list(pods)
     return max(items, key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or "")) if items else None
