@@ -21,7 +21,7 @@ import pytest
 
 from drakit.demo import cluster_objects
 from drakit.errors import InvalidArgument, InvalidInput
-from drakit.executors.base import RunRequest
+from drakit.executors.base import Executor, RunRequest
 from drakit.executors.kubernetes import EVENT_KEY, KubernetesExecutor, plan_run
 from drakit.features import Features
 from drakit.live import MemoryCluster
@@ -219,6 +219,11 @@ def test_a_run_walks_every_state_and_records_exactly_the_allocated_devices() -> 
     assert [v for k, v in sorted(record.env.frameworks.items()) if k.startswith(EVENT_KEY)] == \
         ["2026-12-01T12:00:02+00:00 kubelet Started: Started container main"]
     assert plane.get("Job", "r1", NS) is not None, "a finished run's Job is left"
+
+
+def test_it_is_an_executor_of_the_one_seam() -> None:
+    executor: Executor = _executor(_plane())  # mypy checks the Protocol
+    assert executor.name == "kubernetes" and executor.execute(_request(profile="evaluation")).run.executor == "kubernetes"
 
 
 def test_the_job_carries_claim_queue_and_run_labels() -> None:
