@@ -86,7 +86,17 @@ def _text(name: str, text: str | bytes) -> Callable[[Path], str]:
 
 
 def _docs(name: str, docs: list[Any]) -> Callable[[Path], str]:
-    return _text(name, yaml.safe_dump_all(docs, sort_keys=False))
+    """Dumped when the case runs, not when the corpus is built: every test process (each xdist
+    worker) builds the whole corpus at collection, and the big documents cost seconds to dump."""
+
+    text: list[str] = []
+
+    def make(folder: Path) -> str:
+        if not text:
+            text.append(yaml.safe_dump_all(docs, sort_keys=False))
+        return _text(name, text[0])(folder)
+
+    return make
 
 
 def _bomb(levels: int = 9, width: int = 9) -> str:

@@ -143,8 +143,7 @@ def test_queue_explainer_reads_what_queue_explain_reads() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        pytest.param(["rbac", "admin"], "role 'admin': want reader, reader-namespaced, profile-applier, queue-explainer, runner",
-                     id="role"),
+        pytest.param(["rbac", "admin"], "role 'admin': want reader, reader-namespaced, profile-applier, queue-explainer, runner", id="role"),
         pytest.param(["rbac", "--serviceaccount", "nocolon"], "want NAMESPACE:NAME", id="sa"),
         pytest.param(["rbac", "--user", "a", "--group", "b"], "exclude each other", id="two-subjects"),
         pytest.param(["profile", "apply", "evaluation", "--dry-run=client"], "only --dry-run=server", id="dry-run"),
