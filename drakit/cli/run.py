@@ -174,7 +174,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run COMMAND on devices chosen by a profile and record it: claim, devices, environment, results.
 
-        Exit status: the command's own when it ran; 3 when it could not be placed or admitted.
+        Exit status: the command's own when it ran; 3 when it could not be placed or admitted;
+        with --executor kubernetes, a cluster refusal before the run is recorded exits as the live
+        verbs do (5-8, docs/live.md).
         """
         from drakit.executors.base import RunRequest, execute
         from drakit.executors.local import LocalLauncher, SimLauncher
