@@ -313,7 +313,7 @@ class KubernetesExecutor:
         done = view.terminated is not None or view.phase in ("Succeeded", "Failed")
         if not allocation and not (claim is None and done):
             return RunState.ADMITTED
-        slices, _ = list_all(self.client, "ResourceSlice") if allocation else ([], "")
+        slices = self._slices(allocation) if allocation else []
         record = RunClaim(namespace=plan.namespace, name=view.claim, uid=str(((claim or {}).get("metadata") or {}).get("uid") or ""),
                           template=plan.compiled.fragment.template_name or "", pod_name=view.name, pod_uid=view.uid,
                           node=view.node or _allocated_node(allocation or {}))
@@ -321,6 +321,11 @@ class KubernetesExecutor:
         self.store.advance(run_id, RunState.CLAIM_ALLOCATED, claim=record,
                            devices=capture_devices(allocation, slices) if allocation else ())
         return RunState.CLAIM_ALLOCATED
+
+    def _slices(self, allocation: Obj) -> list[Obj]:
+        """The slices of the allocated devices' drivers, as they are now (the API server filters by driver)."""
+        drivers = sorted({str(r.get("driver")) for r in (allocation.get("devices") or {}).get("results") or []})
+        return [s for d in drivers for s in list_all(self.client, "ResourceSlice", field_selector=f"spec.driver={d}")[0]]
 
     def _blocked(self, plan: RunPlan, pod: Obj, view: PodView, checked: set[str]) -> Reason | None:
         """Why the pod can never start, as soon as that is known; ``None`` while it may still."""
