@@ -60,6 +60,7 @@ class Plane(MemoryCluster):
     steps: int = 0
     admitted_step: int | None = None
     admitted_at: datetime | None = None
+    expired: int = 0  # watches answered 410 Gone
     allocations: list[dict[str, Any]] = field(default_factory=list)
 
     def watch(self, kind: str, **kwargs: Any) -> Iterator[WatchEvent]:
@@ -69,6 +70,8 @@ class Plane(MemoryCluster):
         self.play()
         if self.compact_each_step:
             self.compact()
+        since = int(kwargs.get("resource_version") or 0)
+        self.expired += bool(since and since < self.compacted)
         return super().watch(kind, **kwargs)
 
     # -- the components ----------------------------------------------------------------------
@@ -271,6 +274,7 @@ def test_a_watch_whose_history_is_compacted_still_sees_every_step() -> None:
     plane = _plane(compact_each_step=True)
     record = _executor(plane).execute(_request())
     assert record.run.state is RunState.FINISHED and len(record.devices) == 2
+    assert plane.expired >= 3, "the watch resumed by re-listing, more than once"
 
 
 def test_the_missing_template_is_applied_before_the_job() -> None:
