@@ -101,6 +101,8 @@ def plan_run(request: RunRequest) -> RunPlan:
                               "allows only that product")
     compiled = compile_profile(request.profile, drivers_for(request.profile)[0], namespace=request.namespace)
     queue = queue_of(request, compiled)
+    if queue:
+        _require_admissible(queue, compiled)
     env = {**request.env, "DRAKIT_RUN_ID": request.run_id, "MLFLOW_RUN_CONTEXT": tags_json(request)}
     job = job_manifest(name=name, namespace=request.namespace, run_id=request.run_id, fragment=compiled.fragment,
                        image=request.image, command=request.command, queue=queue, env=env)
@@ -441,6 +443,17 @@ def queue_of(request: RunRequest, compiled: CompiledProfile) -> str:
         raise InvalidArgument(f"--queue {request.queue}: profile {request.profile.name} sends its pods to queue "
                               f"{named} (spec.queue); give --queue {named} or a profile without a queue")
     return request.queue or named
+
+
+def _require_admissible(queue: str, compiled: CompiledProfile) -> None:
+    """Refuse a queued run Kueue would never admit (firstAvailable, All, admin access...): it would wait out ``wait_s``."""
+    from drakit.queues.lint import KUEUE_HINT, kueue_profile_problems
+
+    problems = kueue_profile_problems([compiled.claim, compiled.device_class])
+    if problems:
+        what, at, why = problems[0]
+        raise InvalidArgument(f"queue {queue}: Kueue would never admit profile {compiled.profile}: {what} {at}: {why}; "
+                              f"{KUEUE_HINT}")
 
 
 def _selector(plan: RunPlan) -> str:

@@ -244,6 +244,13 @@ def test_the_job_carries_claim_queue_and_run_labels() -> None:
     assert "suspend" not in unqueued["spec"] and QUEUE_NAME_LABEL not in unqueued["metadata"]["labels"]
 
 
+def test_a_queued_profile_kueue_never_admits_is_refused_up_front() -> None:
+    with pytest.raises(InvalidArgument, match=r"queue q: Kueue would never admit profile evaluation: "
+                                              r"ResourceClaimTemplate/evaluation spec\.spec\.devices\.requests\[0\]\.firstAvailable"):
+        plan_run(_request(profile="evaluation", queue="q"))
+    assert plan_run(_request(profile="evaluation")).queue == ""  # unqueued, firstAvailable is the scheduler's
+
+
 def test_the_profile_queue_labels_the_job_when_none_is_given_and_a_different_one_is_refused() -> None:
     assert plan_run(_request()).queue == "training"  # training-48g says spec.queue: training
     with pytest.raises(InvalidArgument, match="sends its pods to queue training"):
@@ -446,9 +453,13 @@ def test_the_cli_records_a_run_and_exits_with_the_commands_status(on_twin: tuple
     assert doc["state"] == "finished" and doc["executor"] == "kubernetes" and len(doc["devices"]) == 1
 
 
-def test_the_cli_routes_through_the_catalog_and_refuses_a_queue_it_does_not_define(on_twin: tuple[Plane, str]) -> None:
+def test_the_cli_routes_through_the_catalog_and_refuses_a_queue_it_does_not_define(on_twin: tuple[Plane, str],
+                                                                                  tmp_path: Path) -> None:
     plane, store = on_twin
-    r = _cli(store, "-p", "evaluation", "--queues", LAB, "--run-id", "c2", "-n", "team-nlp", "--", "true")
+    one = tmp_path / "one.yaml"  # exactly one device: a request Kueue admits
+    one.write_text("apiVersion: drakit.dev/v1alpha1\nkind: Profile\nmetadata:\n  name: one\nextends: nvidia-base\n"
+                   "spec:\n  count: 1\n", encoding="utf-8")
+    r = _cli(store, "-p", str(one), "--queues", LAB, "--run-id", "c2", "-n", "team-nlp", "--", "true")
     assert r.exit_code == 0, r.stderr
     job = plane.get("Job", "c2", "team-nlp")
     assert job is not None and job["metadata"]["labels"][QUEUE_NAME_LABEL] == "research"  # routing: team-nlp
