@@ -88,7 +88,9 @@ def kueue(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         unavailable(f"Kueue not built ({', '.join(missing)} missing in {directory}); run `make cluster`")
     try:
         manager = start_kueue(
-            cluster, tmp_path_factory.mktemp("kueue"), device_class_mappings=DEVICE_CLASS_MAPPINGS + EXECUTOR_MAPPINGS + INJECTION_MAPPINGS
+            cluster,
+            tmp_path_factory.mktemp("kueue"),
+            device_class_mappings=DEVICE_CLASS_MAPPINGS + EXECUTOR_MAPPINGS + INJECTION_MAPPINGS,
         )
     except KueueError as exc:
         pytest.fail(str(exc), pytrace=False)
