@@ -216,8 +216,8 @@ def eligible_cmd(
 
     compiled = _compiled(profiles, driver, None)
     source = Source(filename, kubeconfig, context, demo, request_timeout)
-    snapshot = open_source(source, features(release(source, kubernetes_version, feature_gates), feature_gates), namespace=None,
-                           kinds=("ResourceSlice",))
+    feats = features(release(source, kubernetes_version, feature_gates), feature_gates)
+    snapshot = open_source(source, feats, namespace=None, kinds=("ResourceSlice",))
     results = [eligibility(cp, snapshot.slices) for cp in compiled]
     if output == Format.text:
         print("\n\n".join(r.render_text() for r in results))
