@@ -25,6 +25,7 @@ from drakit.model.load import Bundle, collector_paused
 from drakit.sources import load_bundle
 
 if TYPE_CHECKING:
+    from drakit.live.client import ServerInfo
     from drakit.live.config import Target
 
 
@@ -66,7 +67,8 @@ def open_source(source: Source, features: Features, *, namespace: str | None = "
     client = live_client(source)
     try:
         scope = Scope(namespace, pod_selector, frozenset(kinds) if kinds is not None else None)
-        info = client.server_info()
+        seen = _SERVER_INFO.pop(id(source), None)
+        info = seen[1] if seen is not None and seen[0] is source else client.server_info()
         _warn_release(info.git_version, features)
         snapshot = read_snapshot(client, scope, source=where(client), info=info,
                                  warn=lambda w: print(f"Warning: {w}", file=sys.stderr))
@@ -102,6 +104,10 @@ def or_demo(source: Source) -> Source:
     return replace(source, demo=True)
 
 
+# What :func:`release` read, for the :func:`open_source` of the same Source (held, so its id stays its own).
+_SERVER_INFO: dict[int, tuple[Source, ServerInfo]] = {}
+
+
 def release(source: Source, given: str | None, gates: str | None = None) -> str:
     """The release whose feature-gate defaults a verb answers with.
 
@@ -119,9 +125,11 @@ def release(source: Source, given: str | None, gates: str | None = None) -> str:
 
     client = live_client(source)
     try:
-        git_version = client.server_info().git_version
+        info = client.server_info()
     finally:
         client.close()
+    _SERVER_INFO[id(source)] = (source, info)  # open_source(source) asks no second time
+    git_version = info.git_version
     minor = minor_release(git_version)
     if minor in SUPPORTED_VERSIONS:
         return str(minor)

@@ -57,9 +57,9 @@ def require_dra(info: ServerInfo) -> None:
         return
     found = info.git_version or "an unknown version"
     older = ""
-    m = re.match(r"v?(\d+)\.(\d+)", found)
-    if m:
-        older = " (older than 1.34)" if (int(m[1]), int(m[2])) < (1, 34) else " (it is disabled there)"
+    minor = minor_release(found)
+    if minor:
+        older = " (older than 1.34)" if tuple(map(int, minor.split("."))) < (1, 34) else " (it is disabled there)"
     raise ClusterError(
         ErrorCode.UNSUPPORTED,
         f"the cluster runs Kubernetes {found}, which does not serve resource.k8s.io/v1{older}",

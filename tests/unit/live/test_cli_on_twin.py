@@ -108,3 +108,18 @@ def test_a_bad_flag_is_refused_before_the_cluster_is_asked(monkeypatch: pytest.M
     monkeypatch.setattr("drakit.cli.door.live_client", unreachable)
     r = run("match", "-s", "true", *args)
     assert r.exit_code == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_a_live_verb_asks_the_server_once(twin: MemoryCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The release read for the defaults is the one the snapshot's DRA check uses."""
+    calls: list[str] = []
+    real = twin.server_info
+
+    def counted() -> Any:
+        calls.append("server_info")
+        return real()
+
+    monkeypatch.setattr(twin, "server_info", counted)
+    r = run("match", "-s", "true")
+    assert r.exit_code in (0, 3), r.stderr
+    assert calls == ["server_info"]
