@@ -18,7 +18,8 @@ For each form (the MutatingAdmissionPolicy of ``drakit admission policy`` and th
 * the first Workload's podSet template carries it, and Kueue's admission charges 2 of the
   mapped resource (``status.admission.podSetAssignments[].resourceUsage``);
 * the second stays suspended with Kueue's reason ("insufficient unused quota …, 1 more needed",
-  read from the Workload's events so the check does not race the first Job's end);
+  read from the Workload's events so the check does not race the first Job's end), and its Job
+  starts only after the first Workload finished;
 * the first Job's pod (kwok plays its kubelet) gets 2 devices from kube-scheduler and finishes;
   only then is the second admitted, charged the same, and run.
 """
@@ -152,7 +153,7 @@ def _check_counted(cluster: Cluster, ns: str, observer: ClaimObserver) -> None:
     assert wl_first["spec"]["podSets"][0]["template"]["spec"]["resourceClaims"] == INJECTED
     assert _usage(wl_first) == [{INJECTION_RESOURCE: "2"}], wl_first["status"]
 
-    cluster.create(_job("second", INJECTION_PROFILE, "lq"), ns)
+    assert cluster.create(_job("second", INJECTION_PROFILE, "lq"), ns)["spec"]["suspend"] is True
     wl_second = cluster.wait_for("the second Job's Workload", lambda: _workload_of(cluster, ns, "second"), timeout=60)
 
     def finished_first() -> dict[str, Any] | None:
@@ -164,6 +165,10 @@ def _check_counted(cluster: Cluster, ns: str, observer: ClaimObserver) -> None:
     assert _usage(wl_second) == [{INJECTION_RESOURCE: "2"}], wl_second["status"]
     first_done, second_admitted = _since(wl_first, "Finished"), _since(wl_second, "Admitted")
     assert first_done is not None and second_admitted is not None and second_admitted >= first_done
+    # The Job controller started it (cleared the suspension) only after that.
+    second_job = cluster.get("batch/v1", "Job", "second", ns) or {}
+    started = datetime.fromisoformat(second_job["status"]["startTime"].replace("Z", "+00:00"))
+    assert started >= first_done, second_job["status"]
 
     # Why the second waited, as Kueue said it while the first held the quota.
     name = wl_second["metadata"]["name"]
