@@ -85,7 +85,7 @@ def reader(request: Request) -> Principal:
     """A caller who may read namespaced data: a token, or the open demo."""
     who = caller(request)
     if who.anonymous and not who.read_all:
-        raise Unauthorized("namespaced data needs a token once tokens exist (or the server runs --open-reads)")
+        raise Unauthorized("namespaced data needs a token once tokens exist (or the server opens reads to all)")
     return who
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from drakit.errors import DrakitError, InvalidArgument, InvalidInput, NotFound, SelectorError, UsageError
 from drakit.web.auth import BadToken
 
-__all__ = ["PROBLEM", "Forbidden", "Problem", "TooLarge", "Unauthorized", "finite", "problem", "problem_body", "problem_of"]
+__all__ = ["PROBLEM", "Forbidden", "TooLarge", "Unauthorized", "finite", "problem", "problem_body", "problem_of"]
 
 PROBLEM = "application/problem+json"
 _log = logging.getLogger("drakit.web")
@@ -36,7 +36,7 @@ class TooLarge(DrakitError):
 
 
 class Problem(Exception):
-    """A ready problem (status, code, detail) raised inside the app."""
+    """A ready problem (status, code, detail) raised inside the app: control flow, never public."""
 
     def __init__(self, status: int, code: str, title: str, detail: str, **extra: Any) -> None:
         super().__init__(detail)

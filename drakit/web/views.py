@@ -315,7 +315,7 @@ def queues(state: WebState, who: Principal) -> dict[str, Any]:
 
 def _store(state: WebState) -> Any:
     if state.store is None:
-        raise NotFound("no run store is configured (start the server with --store URL)")
+        raise NotFound("no run store is configured (start the server with a store)")
     return state.store
 
 
