@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import gc
 import json
 import os
 import shutil
@@ -244,6 +245,8 @@ async def _drive(port: int, ca: str, path: str, n: int, conns: int, rate: float)
     tasks = [asyncio.create_task(_connection(port, ctx, requests, state, start, lat, failures)) for _ in range(conns)]
     while state["ready"] < conns and not any(t.done() for t in tasks):  # every TLS handshake before the clock
         await asyncio.sleep(0.01)
+    gc.collect()
+    gc.freeze()  # as the server does: no full collection of the reviews' objects in the middle of the run
     state["t0"] = time.perf_counter()
     cpu0 = time.process_time()
     start.set()
@@ -429,6 +432,9 @@ def main() -> None:
                     help="closed-loop client (auto: wrk when installed)")
     ap.add_argument("--server-cpus", metavar="LIST", help="taskset CPU list for the server")
     ap.add_argument("--client-cpus", metavar="LIST", help="taskset CPU list for the load generator")
+    ap.add_argument("--nice", type=int, metavar="N", help="niceness of the server and the load generator (below 0: "
+                    "the CPU share a request gives a webhook pod and the API server on a busy node; needs root)")
+    ap.add_argument("--open-only", action="store_true", help="only the open-loop rows (no saturation)")
     ap.add_argument("--rounds", type=int, default=5, help="each row's reviews in this many runs, echo and mutate in turn")
     ap.add_argument("--quick", action="store_true", help="500 reviews, 10 connections, one rate of 200/s, one round")
     ap.add_argument("--serve", nargs=4, metavar=("PORT", "CERT", "KEY", "CONFIG"), help=argparse.SUPPRESS)
@@ -445,11 +451,12 @@ def main() -> None:
     rates = [200.0] if args.quick else (args.rate or [1000.0, 2000.0])
     configs = args.config or ["asgi"]
     closed = "wrk" if args.load_generator == "wrk" or (args.load_generator == "auto" and shutil.which("wrk")) else "python"
-    server_pin = ["taskset", "-c", args.server_cpus] if args.server_cpus else []
-    client_pin = ["taskset", "-c", args.client_cpus] if args.client_cpus else []
+    nice = ["nice", "-n", str(args.nice)] if args.nice is not None else []
+    server_pin = [*nice, *(["taskset", "-c", args.server_cpus] if args.server_cpus else [])]
+    client_pin = [*nice, *(["taskset", "-c", args.client_cpus] if args.client_cpus else [])]
     import trustme
 
-    scenarios = [(f"closed, {conns} connections ({closed})", 0.0, closed)] + [
+    scenarios = [(f"closed, {conns} connections ({closed})", 0.0, closed)] * (not args.open_only) + [
         (f"open {rate:,.0f}/s, {conns} connections", rate, "python") for rate in rates]
     rounds = 1 if args.quick else args.rounds
     results: dict[tuple[str, str, str], Sample] = {}
@@ -476,7 +483,8 @@ def main() -> None:
                 server.terminate()
                 server.wait(30)
     per_decision = _decision_cost(min(n, 2000))
-    pins = (f"server on CPUs {args.server_cpus or 'any'}, load generator on CPUs {args.client_cpus or 'any'}")
+    pins = (f"server on CPUs {args.server_cpus or 'any'}, load generator on CPUs {args.client_cpus or 'any'}"
+            + (f", both at nice {args.nice}" if args.nice is not None else ""))
     print(f"### bench_webhook: {n:,} AdmissionReviews per row, {conns} keep-alive HTTPS connections on loopback; "
           f"{os.cpu_count()} CPUs, load average {load0[0]:.2f} at the start; {pins}\n")
     print("| scenario | p50 | p99 | p99.9 | throughput | errors | server CPU/review | client CPU/review "

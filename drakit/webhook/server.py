@@ -14,6 +14,7 @@ pickling, so profiles are compiled once, in the parent.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -95,6 +96,7 @@ class AdmissionApp:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
+                    _freeze_heap()
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
@@ -112,6 +114,15 @@ class AdmissionApp:
         await send({"type": "http.response.start", "status": status,
                     "headers": [*_HEADERS, (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
+
+
+def _freeze_heap() -> None:
+    """Move everything alive at startup (modules, compiled profiles: some 50,000 objects) out of
+    the cycle collector's reach.  Requests allocate a few hundred dicts each, so a full collection
+    comes every few hundred requests, and walking that heap stopped the server for 20-90 ms: the
+    whole p99 tail.  What a request allocates is freed by reference counting anyway."""
+    gc.collect()
+    gc.freeze()
 
 
 async def _body(receive: Receive) -> bytes | None:
