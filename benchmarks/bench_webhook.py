@@ -58,13 +58,12 @@ if str(REPO_ROOT) not in sys.path:
 
 TARGET_P99_MS = 10.0
 ROUTES = ("/echo", "/mutate")
-CONFIGS = {  # name: (app, uvicorn loop, uvicorn http, workers, joined writes)
-    "asgi": ("asgi", "auto", "auto", 1, True),
-    "asgi-w2": ("asgi", "auto", "auto", 2, True),
-    "asgi-2writes": ("asgi", "auto", "auto", 1, False),
-    "asgi-asyncio": ("asgi", "asyncio", "h11", 1, False),
-    "fastapi-uvloop": ("fastapi", "auto", "auto", 1, False),
-    "fastapi": ("fastapi", "asyncio", "h11", 1, False),
+CONFIGS = {  # name: (app, uvicorn loop, uvicorn http, workers)
+    "asgi": ("asgi", "auto", "auto", 1),
+    "asgi-w2": ("asgi", "auto", "auto", 2),
+    "asgi-asyncio": ("asgi", "asyncio", "h11", 1),
+    "fastapi-uvloop": ("fastapi", "auto", "auto", 1),
+    "fastapi": ("fastapi", "asyncio", "h11", 1),
 }
 
 
@@ -163,10 +162,10 @@ class EchoRoute:
     """The reference: parse the review, answer allowed with its uid."""
 
     def __call__(self, body: bytes) -> tuple[int, bytes]:
-        from drakit.webhook.server import _dumps, _loads
+        from drakit.webhook.codec import dumps, loads
 
-        uid = _loads(body)["request"]["uid"]
-        return 200, _dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        uid = loads(body)["request"]["uid"]
+        return 200, dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                             "response": {"uid": uid, "allowed": True}})
 
 
@@ -195,12 +194,11 @@ def serve(port: int, cert: str, key: str, config: str) -> None:
     from drakit.webhook import server
     from drakit.webhook.mutate import Injector
 
-    app_kind, loop, http, workers, joined = CONFIGS[config]
+    app_kind, loop, http, workers = CONFIGS[config]
     compiled = [compile_profile(rp, drivers_for(rp)[0]) for rp in parse_profiles([], example_texts()).selected()]
     injector = Injector.of(compiled)
     app = _fastapi_app(injector) if app_kind == "fastapi" else server.create_app(injector, {("POST", "/echo"): EchoRoute()})
-    server.serve(injector, cert=cert, key=key, host="127.0.0.1", port=port, workers=workers, app=app, loop=loop, http=http,
-                 join_writes=joined)
+    server.serve(injector, cert=cert, key=key, host="127.0.0.1", port=port, workers=workers, app=app, loop=loop, http=http)
 
 
 # --- the Python load generator (a process of its own) --------------------------------------------
@@ -411,14 +409,14 @@ def _decision_cost(n: int) -> float:
     """Seconds per decision in this process, without the server (for the notes)."""
     from drakit.profiles import compile_profile, drivers_for, parse_profiles
     from drakit.profiles.loader import example_texts
+    from drakit.webhook.codec import loads
     from drakit.webhook.mutate import Injector, mutate
-    from drakit.webhook.server import _loads
 
     inj = Injector.of([compile_profile(rp, drivers_for(rp)[0]) for rp in parse_profiles([], example_texts()).selected()])
     bodies = reviews(n)
     t0 = time.perf_counter()
     for b in bodies:
-        mutate(_loads(b), inj).response()
+        mutate(loads(b), inj).response()
     return (time.perf_counter() - t0) / n
 
 
@@ -434,6 +432,9 @@ def main() -> None:
     ap.add_argument("--client-cpus", metavar="LIST", help="taskset CPU list for the load generator")
     ap.add_argument("--nice", type=int, metavar="N", help="niceness of the server and the load generator (below 0: "
                     "the CPU share a request gives a webhook pod and the API server on a busy node; needs root)")
+    ap.add_argument("--realtime", type=int, metavar="PRIO", help="run the server and the load generator SCHED_FIFO at "
+                    "PRIO (chrt; root): CPU the moment they wake, as on cores of their own; with --open-only, since "
+                    "a saturating run would hold a core")
     ap.add_argument("--open-only", action="store_true", help="only the open-loop rows (no saturation)")
     ap.add_argument("--rounds", type=int, default=5, help="each row's reviews in this many runs, echo and mutate in turn")
     ap.add_argument("--quick", action="store_true", help="500 reviews, 10 connections, one rate of 200/s, one round")
@@ -451,7 +452,10 @@ def main() -> None:
     rates = [200.0] if args.quick else (args.rate or [1000.0, 2000.0])
     configs = args.config or ["asgi"]
     closed = "wrk" if args.load_generator == "wrk" or (args.load_generator == "auto" and shutil.which("wrk")) else "python"
+    if args.realtime is not None and not args.open_only:
+        raise SystemExit("--realtime needs --open-only: a closed loop at real-time priority would hold the CPUs")
     nice = ["nice", "-n", str(args.nice)] if args.nice is not None else []
+    nice += ["chrt", "-f", str(args.realtime)] if args.realtime is not None else []
     server_pin = [*nice, *(["taskset", "-c", args.server_cpus] if args.server_cpus else [])]
     client_pin = [*nice, *(["taskset", "-c", args.client_cpus] if args.client_cpus else [])]
     import trustme
@@ -484,7 +488,8 @@ def main() -> None:
                 server.wait(30)
     per_decision = _decision_cost(min(n, 2000))
     pins = (f"server on CPUs {args.server_cpus or 'any'}, load generator on CPUs {args.client_cpus or 'any'}"
-            + (f", both at nice {args.nice}" if args.nice is not None else ""))
+            + (f", both at nice {args.nice}" if args.nice is not None else "")
+            + (f", both SCHED_FIFO {args.realtime}" if args.realtime is not None else ""))
     print(f"### bench_webhook: {n:,} AdmissionReviews per row, {conns} keep-alive HTTPS connections on loopback; "
           f"{os.cpu_count()} CPUs, load average {load0[0]:.2f} at the start; {pins}\n")
     print("| scenario | p50 | p99 | p99.9 | throughput | errors | server CPU/review | client CPU/review "
