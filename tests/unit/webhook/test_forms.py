@@ -140,9 +140,10 @@ def https(tls: tuple[Path, ssl.SSLContext]) -> Iterator[tuple[str, ssl.SSLContex
                                            cert=str(d / "cert.pem"), key=str(d / "key.pem")))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a loaded CI machine; it ends as soon as the server listens
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert server.started, "the webhook server did not start"
     try:
         yield f"https://127.0.0.1:{port}", ctx
     finally:
@@ -226,7 +227,7 @@ def test_served_by_several_workers_from_the_command_line(tls: tuple[Path, ssl.SS
                              "--tls-key", str(d / "key.pem")], stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # two spawned workers import drakit on a loaded machine
         status, body = 0, {}
         while time.monotonic() < deadline and proc.poll() is None:
             try:
