@@ -62,13 +62,14 @@ def require_dra(info: ServerInfo) -> None:
 
 
 def list_all(client: ClusterClient, kind: str, *, namespace: str | None = None, label_selector: str = "",
-             limit: int = PAGE) -> tuple[list[Obj], str]:
+             field_selector: str = "", limit: int = PAGE) -> tuple[list[Obj], str]:
     """Every object of ``kind``, page after page; the resourceVersion of the first page."""
     items: list[Obj] = []
     token = ""
     version = ""
     while True:
-        page = client.list(kind, namespace=namespace, label_selector=label_selector, limit=limit, continue_token=token)
+        page = client.list(kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector,
+                           limit=limit, continue_token=token)
         items.extend(page.items)
         version = version or page.resource_version
         token = page.continue_token
