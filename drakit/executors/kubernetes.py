@@ -95,10 +95,10 @@ def plan_run(request: RunRequest) -> RunPlan:
         raise InvalidArgument(f"run ID {request.run_id!r} cannot name a Job: use lowercase letters, digits and "
                               "'-', at most 63 characters")
     if not request.image:
-        raise InvalidArgument("--executor kubernetes needs --image IMAGE: the container the command runs in")
+        raise InvalidArgument("the kubernetes executor needs an image: the container the command runs in")
     if request.product is not None:
-        raise InvalidArgument("--product: the kubernetes executor does not pin a product yet; use a profile that "
-                              "allows only that product")
+        raise InvalidArgument("the kubernetes executor does not pin a product yet; use a profile that allows only "
+                              "that product")
     compiled = compile_profile(request.profile, drivers_for(request.profile)[0], namespace=request.namespace)
     queue = queue_of(request, compiled)
     if queue:
@@ -440,8 +440,8 @@ def queue_of(request: RunRequest, compiled: CompiledProfile) -> str:
     """The LocalQueue of the run: the one asked for, else the one its profile names (``spec.queue``)."""
     named = dict(compiled.fragment.labels).get(QUEUE_NAME_LABEL, "")
     if request.queue and named and request.queue != named:
-        raise InvalidArgument(f"--queue {request.queue}: profile {request.profile.name} sends its pods to queue "
-                              f"{named} (spec.queue); give --queue {named} or a profile without a queue")
+        raise InvalidArgument(f"queue {request.queue}: profile {request.profile.name} sends its pods to queue "
+                              f"{named} (spec.queue); ask for queue {named} or use a profile without a queue")
     return request.queue or named
 
 

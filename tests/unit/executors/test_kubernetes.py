@@ -395,7 +395,7 @@ def test_a_forbidden_template_apply_records_nothing() -> None:
 @pytest.mark.parametrize(
     ("kw", "error", "match"),
     [
-        pytest.param({"image": ""}, InvalidArgument, "needs --image", id="no-image"),
+        pytest.param({"image": ""}, InvalidArgument, "needs an image", id="no-image"),
         pytest.param({"run_id": "Run_1"}, InvalidArgument, "cannot name a Job", id="bad-run-id"),
     ],
 )
