@@ -25,7 +25,7 @@ runs_app = typer.Typer(help="Recorded runs: list, show one, compare results by d
 @runs_app.command("ls")
 def ls(
     state: Annotated[str | None, typer.Option("--state", help="Only runs in this state (finished, failed...).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many (oldest first).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, max=2**63 - 1, help="At most this many (oldest first).")] = None,
     store: StoreOption = None,
     output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
 ) -> None:

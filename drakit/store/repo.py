@@ -91,7 +91,8 @@ def _run_values(run: Run) -> dict[str, object]:
         for name in ("id", "recipe", "profile", "queue", "namespace", "executor", "image", "reason_code", "message",
                      "pinned_product", "image_used")
     }
-    values.update(command=list(run.command), env=dict(run.env), state=run.state.value, verdict=run.verdict.value if run.verdict else None,
+    values.update(command=list(run.command), env=dict(run.env), state=run.state.value,
+                  verdict=run.verdict.value if run.verdict else None,
                   ended_at=_utc(run.transitions[-1].at) if run.state in TERMINAL else None)
     entered = {t.state: t.at for t in reversed(run.transitions)}  # the first entry into each state wins
     values.update({column: _utc(entered.get(state)) for state, column in _STAMPS})
@@ -138,7 +139,8 @@ class SqlRecordStore:
                 before = _run_of(row)
                 run = before.advance(to, at or self._now(), reason=reason)
                 old, new = _run_values(before), _run_values(run)
-                c.execute(update(_RUNS).where(_RUNS.c.id == run_id).values({k: v for k, v in new.items() if v != old[k]}))
+                changed = {k: v for k, v in new.items() if v != old[k]}
+                c.execute(update(_RUNS).where(_RUNS.c.id == run_id).values(changed))
                 # A run enters claim-allocated once, so its claim and devices are new rows, never replacements.
                 if claim is not None:
                     c.execute(insert(_CLAIMS).values(run_id=run_id, **{f: getattr(claim, f) for f in _CLAIM_FIELDS}))
