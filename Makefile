@@ -25,9 +25,11 @@ demo: venv
 	$(VENV)/bin/drakit runs compare --by product --store sqlite:///$(CURDIR)/drakit-trial-report/records.db \
 	  --chart drakit-trial-report/runtime-by-product.html
 
+# mypy's cache beside the other caches outside the repository, so a fresh clone (CI) checks only
+# what changed: a cached module whose path or mtime differs is reused when its hash matches.
 lint: venv
 	$(VENV)/bin/ruff check drakit tests benchmarks
-	$(VENV)/bin/mypy
+	MYPY_CACHE_DIR=$(DRAKIT_CACHE)/mypy $(VENV)/bin/mypy
 
 # --- the upstream oracle (see oracle/README.md) -------------------------------------------
 # dra-oracle: the upstream allocator and CEL (k8s.io/dynamic-resource-allocation, pinned in
@@ -78,8 +80,12 @@ cluster:
 polyaxon-env:
 	tests/polyaxon/env.sh || [ "$${CI:-}" != true ]
 
+# Test workers (pytest-xdist; each takes whole files, long ones first: tests/conftest.py).  Much of
+# the suite waits on other processes (control planes, Kueue, PostgreSQL, killed children), so a
+# worker more than there are cores still pays.
+TEST_WORKERS ?= 3
 test: venv lint oracle cluster polyaxon-env
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 # Property tests with fresh random examples (`make test` replays the same ones every run; see
 # tests/conftest.py).  Failures are kept in .hypothesis/ and replayed first next time.

@@ -15,12 +15,21 @@ import os
 import socket
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
-from drakit.cli.options import FeatureGates, Format, KubernetesVersion, features, output_option
+from drakit.cli.options import (
+    Context,
+    FeatureGates,
+    Format,
+    Kubeconfig,
+    KubernetesVersion,
+    RequestTimeout,
+    features,
+    output_option,
+)
 from drakit.cli.store import StoreOption
 from drakit.errors import DrakitError, InvalidArgument
 from drakit.features import NEWEST_VERSION, Features
@@ -117,6 +126,26 @@ def _number(text: str, kind: type[_N]) -> _N | None:
         return None
 
 
+def _report(record: Any, mlflow: str | None, output: str) -> NoReturn:
+    """Mirror, print and exit: the command's own status when it ran; 3 when it was not placed or admitted."""
+    from drakit.records.render import record_json
+    from drakit.records.run import RunState
+
+    if mlflow:
+        from drakit.executors.mlflow import mirror
+
+        typer.echo(f"mlflow run {mirror(record, mlflow)}", err=True)
+    if output != Format.text:
+        emit(record_json(record), output)
+    else:
+        _summary(record)
+    if record.run.state is not RunState.FINISHED:
+        raise typer.Exit(EXIT_UNSATISFIABLE)
+    status = record.result.exit_status if record.result else None
+    # A command killed by signal N is recorded as -N (as Python reports it) and exits 128+N, as a shell does.
+    raise typer.Exit(EXIT_OK if status is None else (128 - status if status < 0 else min(status, 255)))
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run", context_settings={"allow_interspersed_args": False})
     def run(
@@ -133,6 +162,12 @@ def register(app: typer.Typer) -> None:
         namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
         store: StoreOption = None,
         mlflow: Annotated[str | None, typer.Option("--mlflow", metavar="URI", help="Also mirror the run to this MLflow tracking URI.")] = None,
+        wait: Annotated[float, typer.Option("--wait", metavar="SECONDS", help="kubernetes: how long admission, placement and start may take.")] = 3600.0,
+        timeout: Annotated[float | None, typer.Option("--timeout", metavar="SECONDS", help="kubernetes: how long the started command may run.")] = None,
+        keep_job: Annotated[bool, typer.Option("--keep-job", help="kubernetes: leave the Job of a run that timed out or was interrupted (default: delete it).")] = False,
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        request_timeout: RequestTimeout = 30.0,
         kubernetes_version: KubernetesVersion = NEWEST_VERSION,
         feature_gates: FeatureGates = None,
         output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
@@ -144,19 +179,23 @@ def register(app: typer.Typer) -> None:
         from drakit.executors.base import RunRequest, execute
         from drakit.executors.local import LocalLauncher, SimLauncher
         from drakit.executors.placement import DeviceBook
-        from drakit.records.render import record_json
-        from drakit.records.run import RunState
         from drakit.sources import load_profile_files
 
         if executor not in EXECUTORS:
             raise InvalidArgument(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
-        if executor == "kubernetes":
-            raise InvalidArgument("--executor kubernetes is not available yet; use local or sim")
         if not command:
             raise InvalidArgument("nothing to run: give the command after --")
         feats = features(kubernetes_version, feature_gates)
         profiles = load_profile_files([profile])
         chosen = profiles.get(profiles.given[0]) if profiles.given else profiles.get(profile)
+        if executor == "kubernetes":
+            from drakit.cli.runkube import run_on_cluster
+
+            request = RunRequest(run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", profile=chosen, command=tuple(command),
+                                 queue=queue, namespace=namespace, image=image)
+            _report(run_on_cluster(open_records(store), request, feats, queues=queues, kubeconfig=kubeconfig,
+                                   context=context, request_timeout=request_timeout, wait_s=wait, timeout_s=timeout,
+                                   keep_job=keep_job), mlflow, output)
         inventory = local_inventory(files, demo or (executor == "sim" and not files), feats, socket.gethostname())
         if queue and not queues:
             raise InvalidArgument(f"--queue {queue}: name the QueueCatalog that defines it with --queues CATALOG")
@@ -172,19 +211,7 @@ def register(app: typer.Typer) -> None:
         if image and not record.run.image_used:
             typer.echo(f"warning: --image {image}: the {executor} executor ran the command on this host, not in "
                        "the image; the record keeps it as requested, not used (imageUsed: false)", err=True)
-        if mlflow:
-            from drakit.executors.mlflow import mirror
-
-            typer.echo(f"mlflow run {mirror(record, mlflow)}", err=True)
-        if output != Format.text:
-            emit(record_json(record), output)
-        else:
-            _summary(record)
-        if record.run.state is not RunState.FINISHED:
-            raise typer.Exit(EXIT_UNSATISFIABLE)
-        status = record.result.exit_status if record.result else None
-        # A command killed by signal N is recorded as -N (as Python reports it) and exits 128+N, as a shell does.
-        raise typer.Exit(EXIT_OK if status is None else (128 - status if status < 0 else min(status, 255)))
+        _report(record, mlflow, output)
 
     @app.command("record-env")
     def record_env(

@@ -6,12 +6,13 @@ that a document written today reads the same after any refactoring of the classe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from drakit.records.compare import Group
 from drakit.records.run import Run, RunRecord
 
-__all__ = ["record_json", "run_json", "run_line"]
+__all__ = ["comparison_json", "record_json", "run_json", "run_line", "runs_json"]
 
 
 def run_json(run: Run) -> dict[str, Any]:
@@ -54,6 +55,16 @@ def record_json(record: RunRecord) -> dict[str, Any]:
                          "problemCount": r.problem_count,
                          "problems": [{"line": p.line, "reason": p.reason, "raw": p.raw} for p in r.problems]}
     return out
+
+
+def runs_json(records: Iterable[RunRecord]) -> dict[str, Any]:
+    """``runs ls -o json`` (and ``GET /api/v1/runs``)."""
+    return {"runs": [record_json(r) for r in records]}
+
+
+def comparison_json(by: str, metric: str, groups: Iterable[Group]) -> dict[str, Any]:
+    """``runs compare -o json`` (and ``GET /api/v1/comparisons``)."""
+    return {"by": by, "metric": metric, "groups": [g.to_json() for g in groups]}
 
 
 def _seconds(value: float | None) -> str:

@@ -173,7 +173,8 @@ class Principal:
 
 ANONYMOUS = Principal()
 OPEN_READER = Principal(read_all=True)
-_TOKENS_RECHECK_S = 5.0
+_TOKENS_RECHECK_S = 5.0  # how stale the server's view of the token store may be (a revocation's delay)
+_KNOWN_MAX = 10_000  # digests remembered (unknown ones too, so a flood of bad tokens cannot reach the store)
 
 
 class BadToken(InvalidArgument):
@@ -194,6 +195,7 @@ class Auth:
         self.open_reads = open_reads
         self._monotonic = monotonic
         self._checked: tuple[float, bool] | None = None
+        self._known: dict[str, tuple[float, Token | None]] = {}
         self._lock = threading.Lock()
 
     def principal(self, authorization: str | None) -> Principal:
@@ -207,11 +209,26 @@ class Auth:
         if len(secret) > _MAX_HEADER or not secret.isascii():
             raise BadToken("bearer token is not one this server issued")
         digest = digest_of(secret)
-        token = self.store.by_digest(digest)
+        token = self._token(digest)
         if token is None or not hmac.compare_digest(token.digest, digest):
             raise BadToken("bearer token is unknown or revoked")
         spaces = frozenset(token.namespaces) | frozenset(self.team_namespaces.get(token.team, ()))
         return Principal(team=token.team, namespaces=spaces, admin=token.admin, token_id=token.id)
+
+    def _token(self, digest: str) -> Token | None:
+        """The live token of ``digest``, remembered for a few seconds: a store read per request
+        would cost more than the answer, and a revocation still takes effect within the recheck."""
+        now = self._monotonic()
+        with self._lock:
+            hit = self._known.get(digest)
+            if hit is not None and now - hit[0] <= _TOKENS_RECHECK_S:
+                return hit[1]
+        token = self.store.by_digest(digest)
+        with self._lock:
+            if len(self._known) >= _KNOWN_MAX:
+                self._known.clear()
+            self._known[digest] = (now, token)
+        return token
 
     def anonymous_reads(self) -> bool:
         """Whether a request without a token may read every namespace: the server was started open

@@ -86,7 +86,17 @@ def _text(name: str, text: str | bytes) -> Callable[[Path], str]:
 
 
 def _docs(name: str, docs: list[Any]) -> Callable[[Path], str]:
-    return _text(name, yaml.safe_dump_all(docs, sort_keys=False))
+    """Dumped when the case runs, not when the corpus is built: every test process (each xdist
+    worker) builds the whole corpus at collection, and the big documents cost seconds to dump."""
+
+    text: list[str] = []
+
+    def make(folder: Path) -> str:
+        if not text:
+            text.append(yaml.safe_dump_all(docs, sort_keys=False))
+        return _text(name, text[0])(folder)
+
+    return make
 
 
 def _bomb(levels: int = 9, width: int = 9) -> str:
@@ -366,7 +376,7 @@ DEVICE = {"name": "gpu-0", "driver": "gpu.example.com",
 
 SANE: frozenset[str] = frozenset()
 # The verbs that read profile files: a broken profile is refused by each of them.
-PROFILE_VERBS: frozenset[str] = frozenset({"profile-compile", "profile-polyaxon", "admission-policy"})
+PROFILE_VERBS: frozenset[str] = frozenset({"profile-compile", "profile-polyaxon", "admission-policy", "run-kubernetes"})
 """Valid to the API server too (``1e1000000000`` is a Quantity): only a sane answer is required."""
 
 CLUSTER_VERBS = frozenset({"validate", "allocate", "explain", "match", "lint", "trial", "simulate", "profile-eligible",

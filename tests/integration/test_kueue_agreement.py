@@ -47,6 +47,7 @@ def test_scenario_shape() -> None:
     assert len({j.device_class for j in all_jobs}) == 2
 
 
+@pytest.mark.slow  # minutes: each of ~65 events waits for Kueue to go quiet
 def test_real_kueue_agrees_with_engine(cluster: Cluster, kueue: KueueManager) -> None:
     """The scenario through real Kueue now, then through the engine with this run's creation
     times and UIDs (Kueue's ordering inputs, which differ from run to run): no difference."""

@@ -221,6 +221,7 @@ def _reserved(claim: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 @pytest.mark.cluster
+@pytest.mark.slow  # the module's `runs` fixture drives the whole scenario through the real scheduler
 def test_placements_agree(runs: Runs) -> None:
     """Same node and same devices for every bound pod; Pending on both sides otherwise."""
     sim, real = runs.sim, runs.real
