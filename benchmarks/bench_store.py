@@ -14,9 +14,10 @@
   step and reading the record back in one snapshot (run ⟕ claim ⟕ environment ⟕ result,
   devices, metrics, points).  The bare side does no allocation: that is drakit's own work.
 
-Both sides use the same engine (so the same pool, pre-ping and SQLite pragmas), and the
-lifecycle and executor rows alternate drakit and bare in small rounds, so the load of a shared
-machine falls on both alike.  Ratio = bare rate / drakit rate (target within 2x).  Not a test:
+Both sides use the same engine (so the same pool, pre-ping and SQLite pragmas) and write the
+same columns, and every row alternates drakit and bare — record batch by batch into the same
+tables, compare as the best of three calls each, lifecycle and executor in ten rounds — so the
+load of a shared machine falls on both alike.  Ratio = bare rate / drakit rate (target within 2x).  Not a test:
 nothing here asserts a time.
 
     .venv/bin/python benchmarks/bench_store.py [--runs 100000] [--pg URL] [--quick]
