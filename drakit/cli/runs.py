@@ -38,7 +38,7 @@ def ls(
     except ValueError:
         raise InvalidArgument(f"--state {state!r}: choose one of {', '.join(s.value for s in RunState)}") from None
     records = open_records(store)
-    found = [records.get(r.id) for r in records.runs(state=wanted, limit=limit)]
+    found = records.records(state=wanted, limit=limit)
     if output != Format.text:
         emit(runs_json(found), output)
         return

@@ -215,6 +215,20 @@ def test_claim_only_with_its_step(store: RecordStore) -> None:
     assert store.get("r1").devices == ()
 
 
+def test_records_are_what_get_reads_run_by_run(store: RecordStore) -> None:
+    _finish(store, "b", devices=(_device(0), _device(1)))
+    _finish(store, "a", runtime=3.0)
+    store.record_env("a", RunEnv(python="3.12"))
+    store.create(Run.submit(T0 + timedelta(seconds=1), id="open", recipe="mnist", profile="train"))
+    store.create(Run.submit(T0 + timedelta(seconds=2), id="gone", recipe="mnist", profile="train"))
+    store.advance("gone", RunState.CANCELLED, at=T0 + timedelta(seconds=2))
+    everything = store.records()
+    assert [r.run.id for r in everything] == ["a", "b", "open", "gone"]
+    assert everything == tuple(store.get(i) for i in ("a", "b", "open", "gone"))
+    assert store.records(state=RunState.FINISHED, limit=1) == (store.get("a"),)
+    assert store.records(state=RunState.CANCELLED) == (store.get("gone"),)
+
+
 def test_runs_lists_oldest_first_and_filters(store: RecordStore) -> None:
     for i in (2, 0, 1):
         store.create(Run.submit(T0 + timedelta(minutes=i), id=f"r{i}", recipe="mnist", profile="train"))
