@@ -117,10 +117,17 @@ def live_states(cluster: Cluster, kueue: KueueManager) -> Iterator[dict[str, Any
         cluster.create(_template("one", ns, "gpu-48g", 1))
         cluster.create(_template("odd", ns, UNMAPPED, 1))
         jobs = {"holder": "two", "first": "one", "second": "one", "unmapped": "odd"}
+        def workload_of(job: str) -> dict[str, Any] | None:
+            return next((w for w in cluster.list_objects(KUEUE_API, "Workload", ns)
+                         if w["metadata"]["ownerReferences"][0]["name"] == job), None)  # fmt: skip
+
         for name, template in jobs.items():
             cluster.create(_job(name, ns, template))
             if name in ("holder", "first"):
-                time.sleep(1.1)  # distinct creation seconds: Kueue orders by them
+                # StrictFIFO orders by the *Workload's* creation second, which the Job reconciler
+                # sets: under load it lags, so wait for each before the next Job is created.
+                cluster.wait_for(f"the Workload of {name}", lambda name=name: workload_of(name), timeout=60)
+                time.sleep(1.1)
 
         def settled() -> dict[str, Any] | None:
             wls = {
