@@ -14,9 +14,10 @@
   step and reading the record back in one snapshot (run ⟕ claim ⟕ environment ⟕ result,
   devices, metrics, points).  The bare side does no allocation: that is drakit's own work.
 
-Both sides use the same engine (so the same pool, pre-ping and SQLite pragmas), and the
-lifecycle and executor rows alternate drakit and bare in small rounds, so the load of a shared
-machine falls on both alike.  Ratio = bare rate / drakit rate (target within 2x).  Not a test:
+Both sides use the same engine (so the same pool, pre-ping and SQLite pragmas) and write the
+same columns, and every row alternates drakit and bare — record batch by batch into the same
+tables, compare as the best of three calls each, lifecycle and executor in ten rounds — so the
+load of a shared machine falls on both alike.  Ratio = bare rate / drakit rate (target within 2x).  Not a test:
 nothing here asserts a time.
 
     .venv/bin/python benchmarks/bench_store.py [--runs 100000] [--pg URL] [--quick]
@@ -37,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy import Engine, func, insert, select, text, update
+from sqlalchemy import Engine, delete, func, insert, select, text, update
 
 from drakit.clock import SeededIds
 from drakit.demo import cluster_objects
@@ -55,6 +56,9 @@ from drakit.store.tables import Base, DeviceRow, ResultRow, RunRow
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 PRODUCTS = ("NVIDIA T4", "NVIDIA L4", "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3")
 BATCH = 1000
+# Columns of revision 0005, written explicitly as drakit writes them (not left to server defaults).
+NEW_RUN_COLUMNS: dict[str, Any] = {"pinned_product": "", "env": {}, "image_used": False}
+NEW_RESULT_COLUMNS: dict[str, Any] = {"problem_count": 0, "problems": []}
 
 
 def _records(start: int, n: int) -> list[RunRecord]:
@@ -70,25 +74,27 @@ def _records(start: int, n: int) -> list[RunRecord]:
     return out
 
 
-def _bare_rows(records: list[RunRecord]) -> tuple[list[dict[str, object]], list[dict[str, object]], list[dict[str, object]]]:
+def _bare_rows(records: list[RunRecord], prefix: str = "") -> tuple[list[dict[str, object]], list[dict[str, object]],
+                                                                    list[dict[str, object]]]:
     runs: list[dict[str, object]] = []
     devices: list[dict[str, object]] = []
     results: list[dict[str, object]] = []
     for r in records:
-        runs.append({"id": r.run.id, "recipe": r.run.recipe, "profile": r.run.profile, "queue": r.run.queue,
+        run_id = prefix + r.run.id
+        runs.append({"id": run_id, "recipe": r.run.recipe, "profile": r.run.profile, "queue": r.run.queue,
                      "namespace": r.run.namespace, "executor": r.run.executor, "command": [], "image": "",
                      "state": r.run.state.value, "reason_code": "", "verdict": None, "message": "",
                      "submitted_at": T0, "admitted_at": T0, "claim_allocated_at": T0, "container_started_at": T0,
-                     "ended_at": T0})
+                     "ended_at": T0, **NEW_RUN_COLUMNS})
         d = r.devices[0]
-        devices.append({"run_id": r.run.id, "position": 0, "request": d.request, "driver": d.driver, "pool": d.pool,
+        devices.append({"run_id": run_id, "position": 0, "request": d.request, "driver": d.driver, "pool": d.pool,
                         "device": d.device, "product": d.product, "uuid": d.uuid, "memory_bytes": None,
                         "driver_version": d.driver_version, "cuda_driver_version": "", "compute_capability": "",
                         "pcie_root": "", "numa_node": None, "slice_name": d.slice_name, "pool_generation": None,
                         "share_id": "", "consumed_capacity": {}, "attributes": {}, "capacity": {}, "joined": True})
         assert r.result is not None
-        results.append({"run_id": r.run.id, "exit_status": 0, "startup_s": r.result.startup_s,
-                        "runtime_s": r.result.runtime_s})
+        results.append({"run_id": run_id, "exit_status": 0, "startup_s": r.result.startup_s,
+                        "runtime_s": r.result.runtime_s, **NEW_RESULT_COLUMNS})
     return runs, devices, results
 
 
@@ -102,43 +108,27 @@ def _fresh(url: str) -> SqlRecordStore:
     return SqlRecordStore(engine)
 
 
-def _clear(store: SqlRecordStore) -> None:
-    with store.engine.begin() as c:
-        for table in reversed(Base.metadata.sorted_tables):
-            c.execute(table.delete())
-    # Give the space back, so the bare insert that follows does not reuse the free pages (SQLite)
-    # or dead tuples' room (PostgreSQL) that drakit's run had to allocate.
-    raw = store.engine.raw_connection()
-    try:
-        if store.engine.dialect.name == "postgresql":
-            raw.driver_connection.autocommit = True  # type: ignore[union-attr]
-        raw.cursor().execute("VACUUM")  # pysqlite here runs without implicit transactions
-    finally:
-        raw.close()
-
-
 def bench(url: str, n: int, lifecycle: int) -> list[tuple[str, float, float]]:
     store = _fresh(url)
     batches = [_records(i, min(BATCH, n - i)) for i in range(0, n, BATCH)]
-    t = time.perf_counter()
-    for batch in batches:
-        store.import_records(batch)
-    ours = time.perf_counter() - t
-    _clear(store)
-    t = time.perf_counter()
-    for batch in batches:
-        runs, devices, results = _bare_rows(batch)
-        with store.engine.begin() as c:
-            c.execute(insert(RunRow), runs)
-            c.execute(insert(DeviceRow), devices)
-            c.execute(insert(ResultRow), results)
-    bare = time.perf_counter() - t
-    rows = [(f"record {n:,} runs (batches of {BATCH})", n / ours, n / bare)]
+    spent = [0.0, 0.0]  # drakit, bare
+    for k, batch in enumerate(batches):  # alternating batches into the same tables, each side first in turn
+        runs, devices, results = _bare_rows(batch, prefix="bare-")
+        for side in ((0, 1) if k % 2 == 0 else (1, 0)):
+            t = time.perf_counter()
+            if side == 0:
+                store.import_records(batch)
+            else:
+                with store.engine.begin() as c:
+                    c.execute(insert(RunRow), runs)
+                    c.execute(insert(DeviceRow), devices)
+                    c.execute(insert(ResultRow), results)
+            spent[side] += time.perf_counter() - t
+    rows = [(f"record {n:,} runs (batches of {BATCH})", n / spent[0], n / spent[1])]
+    with store.engine.begin() as c:  # compare runs over drakit's n runs only
+        for column in (ResultRow.run_id, DeviceRow.run_id, RunRow.id):
+            c.execute(delete(column.class_).where(column.like("bare-%")))
 
-    store.compare("product")  # warm both sides: the first call compiles the statements and fills caches
-    t = time.perf_counter()
-    got = store.compare("product")
-    ours = time.perf_counter() - t
     keys = select(DeviceRow.run_id, DeviceRow.product.label("key")).distinct().subquery()
     pairs = select(keys.c.key, ResultRow.runtime_s.label("value")).join(
         ResultRow, ResultRow.run_id == keys.c.run_id).where(ResultRow.runtime_s.is_not(None)).subquery()
@@ -148,14 +138,20 @@ def bench(url: str, n: int, lifecycle: int) -> list[tuple[str, float, float]]:
                        func.min(pairs.c.value), func.max(pairs.c.value)).group_by(pairs.c.key)
     else:
         query = select(pairs.c.key, pairs.c.value).order_by(pairs.c.key, pairs.c.value)
-    with store.engine.connect() as c:
-        c.execute(query).all()
-    t = time.perf_counter()
-    with store.engine.connect() as c:
-        c.execute(query).all()
-    bare = time.perf_counter() - t
-    assert sum(g.n for g in got) == n
-    rows.append((f"compare --by product over {n:,} runs", 1 / ours, 1 / bare))
+
+    def bare_compare() -> None:
+        with store.engine.connect() as c:
+            c.execute(query).all()
+
+    assert sum(g.n for g in store.compare("product")) == n  # also warms: statements compiled, caches filled
+    bare_compare()
+    best = [float("inf"), float("inf")]
+    for k in range(6):  # the best of three alternating calls each: one call is at the mercy of the load
+        side = k % 2 if k < 2 or k >= 4 else 1 - k % 2
+        t = time.perf_counter()
+        store.compare("product") if side == 0 else bare_compare()
+        best[side] = min(best[side], time.perf_counter() - t)
+    rows.append((f"compare --by product over {n:,} runs (best of 3)", 1 / best[0], 1 / best[1]))
 
     rows += _lifecycles(store, lifecycle)
     store.engine.dispose()
@@ -176,7 +172,7 @@ def _bare_lifecycle(engine: Engine, run_id: str, claim: dict[str, Any] | None = 
     with engine.begin() as c:
         c.execute(insert(runs).values(id=run_id, recipe="evaluation", profile="evaluation", queue="", namespace="default",
                                       executor="sim", command=["true"], image="", state="submitted", reason_code="",
-                                      verdict=None, message="", submitted_at=now))
+                                      verdict=None, message="", submitted_at=now, **NEW_RUN_COLUMNS))
     for state, column in _STEPS:
         with engine.begin() as c:
             row = c.execute(select(runs).where(runs.c.id == run_id).with_for_update()).one()
@@ -186,7 +182,8 @@ def _bare_lifecycle(engine: Engine, run_id: str, claim: dict[str, Any] | None = 
                 c.execute(insert(claims).values(run_id=run_id, **claim))
                 c.execute(insert(devs), [{"run_id": run_id, **d} for d in devices])
             if state == "finished":
-                c.execute(insert(results).values(run_id=run_id, exit_status=0, startup_s=0.0, runtime_s=0.0))
+                c.execute(insert(results).values(run_id=run_id, exit_status=0, startup_s=0.0, runtime_s=0.0,
+                                                 **NEW_RESULT_COLUMNS))
     if read:
         with reading(engine).connect() as c, c.begin():
             c.execute(select(runs, claims, envs, results).select_from(

@@ -209,10 +209,10 @@ def register(app: typer.Typer) -> None:
         # recorded, and a URL may hold a password.
         store_env = {**os.environ, "DRAKIT_STORE": records.engine.url.render_as_string(hide_password=False)}
         launcher = SimLauncher() if executor == "sim" else LocalLauncher(base_env=store_env)
-        if image and not launcher.runs_image:
-            typer.echo(f"warning: --image {image}: the {executor} executor runs the command on this host, not in "
-                       "the image; the record keeps it as requested, not used (imageUsed: false)", err=True)
         record = execute(records, DeviceBook(inventory, feats), launcher, request, executor=executor, ledger=ledger)
+        if image and not record.run.image_used:
+            typer.echo(f"warning: --image {image}: the {executor} executor ran the command on this host, not in "
+                       "the image; the record keeps it as requested, not used (imageUsed: false)", err=True)
         _report(record, mlflow, output)
 
     @app.command("record-env")

@@ -25,7 +25,7 @@ runs_app = typer.Typer(help="Recorded runs: list, show one, compare results by d
 @runs_app.command("ls")
 def ls(
     state: Annotated[str | None, typer.Option("--state", help="Only runs in this state (finished, failed...).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many (oldest first).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, max=2**63 - 1, help="At most this many (oldest first).")] = None,
     store: StoreOption = None,
     output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
 ) -> None:
@@ -38,7 +38,7 @@ def ls(
     except ValueError:
         raise InvalidArgument(f"--state {state!r}: choose one of {', '.join(s.value for s in RunState)}") from None
     records = open_records(store)
-    found = [records.get(r.id) for r in records.runs(state=wanted, limit=limit)]
+    found = records.records(state=wanted, limit=limit)
     if output != Format.text:
         emit(runs_json(found), output)
         return

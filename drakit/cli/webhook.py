@@ -65,9 +65,9 @@ def serve_cmd(
     profiles: Profiles = None,
     tls_cert: Annotated[str, typer.Option("--tls-cert", metavar="FILE", help="PEM serving certificate.")] = "",
     tls_key: Annotated[str, typer.Option("--tls-key", metavar="FILE", help="PEM private key.")] = "",
-    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="HTTPS port.")] = 8443,
+    port: Annotated[int, typer.Option("--port", help="HTTPS port.")] = 8443,
     host: Annotated[str, typer.Option("--host", metavar="ADDR", help="Address to listen on.")] = "0.0.0.0",
-    workers: Annotated[int, typer.Option("--workers", min=1, max=64,
+    workers: Annotated[int, typer.Option("--workers",
                                          help="Server processes sharing the port (one per core the server may use; "
                                               "in a cluster, scale replicas instead).")] = 1,
     driver: DriverOpt = None,
@@ -77,6 +77,10 @@ def serve_cmd(
     """Serve AdmissionReview v1 on POST /mutate over HTTPS until interrupted (GET /healthz lists the profiles)."""
     if not tls_cert or not tls_key:
         raise UsageError("the API server only calls webhooks over HTTPS: give --tls-cert FILE and --tls-key FILE")
+    if not 1 <= port <= 65535:
+        raise UsageError(f"--port {port}: want 1-65535")
+    if not 1 <= workers <= 64:
+        raise UsageError(f"--workers {workers}: want 1-64 server processes")
     for opt, path in (("--tls-cert", tls_cert), ("--tls-key", tls_key)):
         if not Path(path).is_file():
             raise InvalidInput(f"{opt} {path}: no such file")

@@ -37,10 +37,6 @@ class Metrics:
     problems: tuple[ResultProblem, ...]  # the first MAX_PROBLEMS lines that were not used, with why
     problem_count: int = 0  # every line that was not used
 
-    def lines(self, source: str) -> tuple[str, ...]:
-        """The problems as ``<source>:<line>: why`` lines, for a log."""
-        return tuple(f"{source}:{p.line}: {p.reason}" if p.line else f"{source}: {p.reason}" for p in self.problems)
-
 
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -33,6 +33,7 @@ _PG_MIGRATION_LOCK = 0x64726B5F73746F72
 # How long a writer waits for another process's write lock before SQLite reports "database is locked".
 _SQLITE_BUSY_MS = 30_000
 READ_ONLY = "drakit_read_only"
+_PG_CONNECT_TIMEOUT_S = 10
 
 
 class StoreError(DrakitError):
@@ -104,9 +105,19 @@ def reading(engine: Engine) -> Engine:
 def make_engine(url: str | URL | None = None) -> Engine:
     parsed = url if isinstance(url, URL) else resolve_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(parsed.database).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"store {shown(parsed)}: cannot create the folder {folder}: "
+                             f"{(e.strerror or str(e)).lower()}") from None
+    # libpq waits for a server that never answers as long as TCP does (minutes): a wrong host
+    # should be a prompt one-line error instead, unless the URL sets its own connect_timeout.
+    options: dict[str, Any] = {}
+    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+        options["connect_args"] = {"connect_timeout": _PG_CONNECT_TIMEOUT_S}
     try:
-        engine = create_engine(parsed, pool_pre_ping=parsed.get_backend_name() == "postgresql")
+        engine = create_engine(parsed, pool_pre_ping=parsed.get_backend_name() == "postgresql", **options)
     except ImportError as e:
         raise StoreError(f"store {shown(parsed)}: driver missing ({e.name}); install drakit[store]") from None
     if parsed.get_backend_name() == "sqlite":

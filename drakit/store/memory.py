@@ -102,9 +102,12 @@ class MemoryRecordStore:
             raise run_not_found(run_id) from None
 
     def runs(self, *, state: RunState | None = None, limit: int | None = None) -> tuple[Run, ...]:
+        return tuple(r.run for r in self.records(state=state, limit=limit))
+
+    def records(self, *, state: RunState | None = None, limit: int | None = None) -> tuple[RunRecord, ...]:
         with self._lock:
-            runs = sorted((r.run for r in self._records.values()), key=lambda r: (r.transitions[0].at, r.id))
-        chosen = [r for r in runs if state is None or r.state is state]
+            records = sorted(self._records.values(), key=lambda r: (r.run.transitions[0].at, r.run.id))
+        chosen = [r for r in records if state is None or r.run.state is state]
         return tuple(chosen if limit is None else chosen[:limit])
 
     def compare(self, by: By | str, metric: str = "runtime") -> tuple[Group, ...]:

@@ -52,6 +52,10 @@ class RecordStore(Protocol):
         """Runs oldest first (by submission time, then ID)."""
         ...
 
+    def records(self, *, state: RunState | None = None, limit: int | None = None) -> tuple[RunRecord, ...]:
+        """The whole records of :meth:`runs`, in its order, read at once (``get`` per run is N round trips)."""
+        ...
+
     def compare(self, by: By | str, metric: str = "runtime") -> tuple[Group, ...]:
         """``records.compare`` over every run in the store."""
         ...

@@ -8,7 +8,7 @@ tables in :mod:`drakit.store.tables` stay the one schema definition.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
@@ -41,6 +41,18 @@ _RUNS, _CLAIMS, _DEVICES, _ENVS, _RESULTS, _METRICS, _POINTS = (
 )
 
 __all__ = ["SqlRecordStore", "open_store"]
+
+
+def _prefixed(table: Table, prefix: str) -> list[Any]:
+    return [column.label(prefix + column.name) for column in table.c]
+
+
+# A run with its claim, environment and result in one row (their columns prefixed), and the
+# ordered metric and point rows of results.
+_JOINED = select(_RUNS, *_prefixed(_CLAIMS, "claim_"), *_prefixed(_ENVS, "env_"), *_prefixed(_RESULTS, "result_")) \
+    .select_from(_RUNS.outerjoin(_CLAIMS).outerjoin(_ENVS).outerjoin(_RESULTS))
+_METRIC_ROWS = select(_METRICS.c.name, _METRICS.c.value).order_by(_METRICS.c.name)
+_POINT_ROWS = select(_POINTS.c.name, _POINTS.c.step, _POINTS.c.value).order_by(_POINTS.c.name, _POINTS.c.step)
 
 # Forward states and the column that keeps when the run entered each; every end state shares ended_at.
 _STAMPS = (
@@ -91,7 +103,8 @@ def _run_values(run: Run) -> dict[str, object]:
         for name in ("id", "recipe", "profile", "queue", "namespace", "executor", "image", "reason_code", "message",
                      "pinned_product", "image_used")
     }
-    values.update(command=list(run.command), env=dict(run.env), state=run.state.value, verdict=run.verdict.value if run.verdict else None,
+    values.update(command=list(run.command), env=dict(run.env), state=run.state.value,
+                  verdict=run.verdict.value if run.verdict else None,
                   ended_at=_utc(run.transitions[-1].at) if run.state in TERMINAL else None)
     entered = {t.state: t.at for t in reversed(run.transitions)}  # the first entry into each state wins
     values.update({column: _utc(entered.get(state)) for state, column in _STAMPS})
@@ -138,7 +151,8 @@ class SqlRecordStore:
                 before = _run_of(row)
                 run = before.advance(to, at or self._now(), reason=reason)
                 old, new = _run_values(before), _run_values(run)
-                c.execute(update(_RUNS).where(_RUNS.c.id == run_id).values({k: v for k, v in new.items() if v != old[k]}))
+                changed = {k: v for k, v in new.items() if v != old[k]}
+                c.execute(update(_RUNS).where(_RUNS.c.id == run_id).values(changed))
                 # A run enters claim-allocated once, so its claim and devices are new rows, never replacements.
                 if claim is not None:
                     c.execute(insert(_CLAIMS).values(run_id=run_id, **{f: getattr(claim, f) for f in _CLAIM_FIELDS}))
@@ -191,23 +205,39 @@ class SqlRecordStore:
 
     def get(self, run_id: str) -> RunRecord:
         """One snapshot, few statements: the run with its claim, environment and result in one join."""
-        joined = select(_RUNS, *_prefixed(_CLAIMS, "claim_"), *_prefixed(_ENVS, "env_"), *_prefixed(_RESULTS, "result_"))
-        joined = joined.select_from(_RUNS.outerjoin(_CLAIMS).outerjoin(_ENVS).outerjoin(_RESULTS))
         try:
             with self._reading.connect() as c, c.begin():
-                row = c.execute(joined.where(_RUNS.c.id == run_id)).one_or_none()
+                row = c.execute(_JOINED.where(_RUNS.c.id == run_id)).one_or_none()
                 if row is None:
                     raise run_not_found(run_id)
-                claim, env, result = (_part(row, p, t) for p, t in (("claim_", _CLAIMS), ("env_", _ENVS),
-                                                                    ("result_", _RESULTS)))
                 devices = c.execute(select(_DEVICES).where(_DEVICES.c.run_id == run_id).order_by(_DEVICES.c.position))
-                return RunRecord(
-                    run=_run_of(row),
-                    claim=RunClaim(**{f: claim[f] for f in _CLAIM_FIELDS}) if claim else None,
-                    devices=tuple(_device_of(d) for d in devices),
-                    env=_env_of(env) if env else None,
-                    result=_result_of(c, result) if result else None,
-                )
+                result = _part(row, "result_", _RESULTS)
+                metrics: Sequence[Any] = ()
+                points: Sequence[Any] = ()
+                if result is not None:
+                    metrics = c.execute(_METRIC_ROWS.where(_METRICS.c.run_id == run_id)).all()
+                    points = c.execute(_POINT_ROWS.where(_POINTS.c.run_id == run_id)).all()
+                return _record_of(row, devices, metrics, points)
+        except SQLAlchemyError as e:
+            raise self._fail(e) from None
+
+    def records(self, *, state: RunState | None = None, limit: int | None = None) -> tuple[RunRecord, ...]:
+        """Whole records of :meth:`runs`, in four statements however many there are (``runs ls``)."""
+        chosen = select(_RUNS.c.id).order_by(_RUNS.c.submitted_at, _RUNS.c.id).limit(limit)
+        if state is not None:
+            chosen = chosen.where(_RUNS.c.state == state.value)
+        ids = chosen.subquery()
+        try:
+            with self._reading.connect() as c, c.begin():
+                rows = c.execute(_JOINED.join(ids, ids.c.id == _RUNS.c.id)
+                                 .order_by(_RUNS.c.submitted_at, _RUNS.c.id)).all()
+                by_run: dict[str, dict[str, list[Any]]] = {r.id: {"d": [], "m": [], "p": []} for r in rows}
+                for key, table, query in (("d", _DEVICES, select(_DEVICES).order_by(_DEVICES.c.position)),
+                                          ("m", _METRICS, _METRIC_ROWS), ("p", _POINTS, _POINT_ROWS)):
+                    for item in c.execute(query.add_columns(table.c.run_id.label("of")).where(
+                            table.c.run_id.in_(select(ids.c.id)))):
+                        by_run[item.of][key].append(item)
+                return tuple(_record_of(r, by_run[r.id]["d"], by_run[r.id]["m"], by_run[r.id]["p"]) for r in rows)
         except SQLAlchemyError as e:
             raise self._fail(e) from None
 
@@ -286,10 +316,6 @@ def _device_values(run_id: str, devices: tuple[RunDevice, ...]) -> list[dict[str
     ]
 
 
-def _prefixed(table: Table, prefix: str) -> list[Any]:
-    return [column.label(prefix + column.name) for column in table.c]
-
-
 def _part(row: Row[Any], prefix: str, table: Table) -> dict[str, Any] | None:
     """The columns of an outer-joined ``table`` in ``row``, or ``None`` where it had no row."""
     values = row._mapping
@@ -329,16 +355,23 @@ def _env_of(row: dict[str, Any]) -> RunEnv:
                   nvml=tuple(MappingProxyType(dict(g)) for g in row["nvml"]))
 
 
-def _result_of(c: Connection, row: dict[str, Any]) -> RunResult:
-    run_id = row["run_id"]
-    metrics = c.execute(select(_METRICS.c.name, _METRICS.c.value).where(_METRICS.c.run_id == run_id)
-                        .order_by(_METRICS.c.name))
-    points = c.execute(select(_POINTS.c.name, _POINTS.c.step, _POINTS.c.value).where(_POINTS.c.run_id == run_id)
-                       .order_by(_POINTS.c.name, _POINTS.c.step))
+def _record_of(row: Row[Any], devices: Iterable[Any], metrics: Iterable[Any], points: Iterable[Any]) -> RunRecord:
+    """A record from its joined row (see ``_JOINED``) and its device, metric and point rows."""
+    claim, env, result = (_part(row, p, t) for p, t in (("claim_", _CLAIMS), ("env_", _ENVS), ("result_", _RESULTS)))
+    return RunRecord(
+        run=_run_of(row),
+        claim=RunClaim(**{f: claim[f] for f in _CLAIM_FIELDS}) if claim else None,
+        devices=tuple(_device_of(d) for d in devices),
+        env=_env_of(env) if env else None,
+        result=_result_of(result, metrics, points) if result else None,
+    )
+
+
+def _result_of(row: dict[str, Any], metrics: Iterable[Any], points: Iterable[Any]) -> RunResult:
     return RunResult(
         exit_status=row["exit_status"], startup_s=row["startup_s"], runtime_s=row["runtime_s"],
-        correctness=MappingProxyType({name: value for name, value in metrics}),
-        series=tuple(MetricPoint(name, step, value) for name, step, value in points),
+        correctness=MappingProxyType({m.name: m.value for m in metrics}),
+        series=tuple(MetricPoint(p.name, p.step, p.value) for p in points),
         problems=tuple(ResultProblem(p["line"], p["reason"], p["raw"]) for p in row["problems"]),
         problem_count=row["problem_count"],
     )

@@ -29,4 +29,3 @@ def dumps(obj: Any) -> bytes:
         except TypeError:  # an integer beyond 64 bits, which the stdlib writes as it is
             pass
     return json.dumps(obj, separators=(",", ":")).encode()
-

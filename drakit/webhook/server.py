@@ -1,8 +1,8 @@
 """The HTTPS endpoint: a bare ASGI app around :func:`drakit.webhook.mutate.mutate`, served by uvicorn.
 
 The API server waits on this endpoint for every labelled workload it admits, so the request path
-is kept to what the answer needs: the body is read as bytes, parsed with ``orjson`` (the stdlib's
-``json`` where it is missing) and the answer written as bytes.  No framework router, request
+is kept to what the answer needs: the body is read as bytes, parsed with ``orjson`` when installed
+(:mod:`drakit.webhook.codec`) and the answer written as bytes.  No framework router, request
 model or middleware sits in front of it; measured with ``benchmarks/bench_webhook.py``, a FastAPI
 route (even without a pydantic model) cost more than the decision itself.  uvicorn picks
 ``uvloop`` and ``httptools`` when installed (the ``drakit[webhook]`` extra installs both).
@@ -13,31 +13,14 @@ pickling, so profiles are compiled once, in the parent.
 
 from __future__ import annotations
 
-import asyncio
-import json
+import gc
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
+from drakit.webhook import codec
 from drakit.webhook.install import HEALTH_PATH, MUTATE_PATH
 from drakit.webhook.mutate import Injector, MalformedReview, mutate
-
-try:
-    import orjson
-
-    def _loads(body: bytes) -> Any:
-        return orjson.loads(body)
-
-    def _dumps(obj: Any) -> bytes:
-        return orjson.dumps(obj)
-except ImportError:  # pragma: no cover - the extra installs orjson
-    def _loads(body: bytes) -> Any:
-        return json.loads(body)
-
-    def _dumps(obj: Any) -> bytes:
-        return json.dumps(obj, separators=(",", ":")).encode()
 
 # An AdmissionReview carries one object (the API server caps those at 3 MiB) and, on UPDATE, its
 # old version; anything much larger is not from an API server.
@@ -63,10 +46,10 @@ class MutateRoute:
 
     def __call__(self, body: bytes) -> tuple[int, bytes]:
         try:
-            decision = mutate(_loads(body), self.injector)
+            decision = mutate(codec.loads(body), self.injector)
         except (ValueError, MalformedReview) as e:  # orjson's and json's decode errors are ValueErrors
             return 400, _error(f"not an AdmissionReview v1: {e}")
-        return 200, _dumps(decision.response())
+        return 200, codec.dumps(decision.response())
 
 
 @dataclass(frozen=True)
@@ -78,7 +61,7 @@ class HealthRoute:
 
 
 def _error(message: str) -> bytes:
-    return _dumps({"error": message})
+    return codec.dumps({"error": message})
 
 
 _HEADERS = [(b"content-type", b"application/json")]
@@ -95,6 +78,7 @@ class AdmissionApp:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
+                    _freeze_heap()
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
@@ -112,6 +96,15 @@ class AdmissionApp:
         await send({"type": "http.response.start", "status": status,
                     "headers": [*_HEADERS, (b"content-length", str(len(payload)).encode())]})
         await send({"type": "http.response.body", "body": payload})
+
+
+def _freeze_heap() -> None:
+    """Move everything alive at startup (modules, compiled profiles: some 50,000 objects) out of
+    the cycle collector's reach.  Requests allocate a few hundred dicts each, so a full collection
+    comes every few hundred requests, and walking that heap stopped the server for 20-90 ms: the
+    whole p99 tail.  What a request allocates is freed by reference counting anyway."""
+    gc.collect()
+    gc.freeze()
 
 
 async def _body(receive: Receive) -> bytes | None:
@@ -134,72 +127,22 @@ async def _body(receive: Receive) -> bytes | None:
 
 def create_app(injector: Injector, extra: Mapping[tuple[str, str], Route] | None = None) -> AdmissionApp:
     """``POST /mutate`` (AdmissionReview v1) and ``GET /healthz`` (the served profiles), plus ``extra``."""
-    health = HealthRoute(_dumps({"profiles": sorted(injector.rules)}))
+    health = HealthRoute(codec.dumps({"profiles": sorted(injector.rules)}))
     return AdmissionApp({("POST", MUTATE_PATH): MutateRoute(injector), ("GET", HEALTH_PATH): health, **(extra or {})})
 
 
-class _JoinedWrites:
-    """A transport whose writes within one event-loop iteration leave as one.  uvicorn writes an
-    answer's status line and headers, then its body: over TLS that is two records, two sends and
-    two wake-ups of the API server's reader for a few hundred bytes."""
-
-    def __init__(self, transport: Any) -> None:
-        self._transport = transport
-        self._pending: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append(data)
-
-    def _flush(self) -> None:
-        if self._pending:
-            data, self._pending = b"".join(self._pending), []
-            self._transport.write(data)
-
-    def close(self) -> None:
-        self._flush()
-        self._transport.close()
-
-    def __getattr__(self, name: str) -> Any:  # everything else is the transport's own
-        return getattr(self._transport, name)
-
-
-class _JoinWrites:
-    """Mixed into uvicorn's HTTP/1.1 protocols: the transport they see is :class:`_JoinedWrites`."""
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(_JoinedWrites(transport))  # type: ignore[misc]
-
-
-# Module-level classes, so that uvicorn's supervisor can pickle the config for its workers.
-class _JoinedH11(_JoinWrites, H11Protocol):
-    pass
-
-
-try:
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    class _JoinedHttpTools(_JoinWrites, HttpToolsProtocol):
-        pass
-
-    _JOINED: dict[str, type[asyncio.Protocol]] = {"auto": _JoinedHttpTools, "httptools": _JoinedHttpTools, "h11": _JoinedH11}
-except ImportError:  # pragma: no cover - the extra installs httptools
-    _JOINED = {"auto": _JoinedH11, "h11": _JoinedH11}
-
-
 def uvicorn_config(app: Any, *, cert: str, key: str, host: str = "0.0.0.0", port: int = 8443, workers: int = 1,
-                   loop: str = "auto", http: str = "auto", join_writes: bool = True) -> Any:
+                   loop: str = "auto", http: str = "auto") -> Any:
     """uvicorn's settings for this server: no access log, proxy headers or server header (nothing
     reads them); idle connections kept past the API server's own idle timeout (Go's 90 s), so it is
     the client that closes them and a quiet minute does not cost new TLS handshakes; uvicorn's
-    ``auto`` loop and parser (uvloop, httptools) with joined writes.  ``loop``, ``http`` and
-    ``join_writes`` are for the benchmark, which compares them."""
+    ``auto`` loop and parser (uvloop, httptools when installed).  ``loop`` and ``http`` are for the
+    benchmark, which compares them."""
     import uvicorn
 
     return uvicorn.Config(app, host=host, port=port, ssl_certfile=cert, ssl_keyfile=key, log_level="warning",
                           access_log=False, proxy_headers=False, server_header=False, timeout_keep_alive=KEEP_ALIVE_S,
-                          workers=workers, loop=loop, http=_JOINED[http] if join_writes else http)
+                          workers=workers, loop=loop, http=http)
 
 
 def serve(injector: Injector, *, cert: str, key: str, host: str = "0.0.0.0", port: int = 8443, workers: int = 1,

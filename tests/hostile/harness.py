@@ -45,6 +45,7 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "run-kubernetes": lambda f: ["run", "--executor", "kubernetes", "-p", f, "--image", "busybox", "--store",
                                  "sqlite:///:memory:", "--kubeconfig", "/nonexistent/kubeconfig", "--", "true"],
     "discover-replay": lambda f: ["discover", "--replay", f],
+    "record-env-replay": lambda f: ["record-env", "--replay", f],
     "describe": lambda f: ["describe", "pod/train", "-n", "ml", "-f", f],
     "describe-class": lambda f: ["describe", "deviceclass/gpu.example.com", "-f", f],
     "get-devices": lambda f: ["get", "devices", "-f", f, "-o", "wide"],

@@ -168,6 +168,14 @@ def test_duplicate_and_missing_runs(store: RecordStore) -> None:
         pytest.param(lambda: RunResult(0, -1.0, 2.0), r"result.startupSeconds: -1 is negative", id="negative"),
         pytest.param(lambda: RunResult(0, 1.0, 2.0, {"x" * 5000: 1.0}), r"5000 characters, at most 1024",
                      id="huge-metric-name"),
+        pytest.param(lambda: RunResult(0, 1.0, 2.0, problems=(ResultProblem(1, "bad"),) * 21, problem_count=21),
+                     r"result.problems: 21 problems, at most 20 are kept", id="too-many-problems"),
+        pytest.param(lambda: RunResult(0, 1.0, 2.0, problems=(ResultProblem(1, "bad"),) * 2, problem_count=1),
+                     r"result.problemCount: 1 is less than the 2 problems kept", id="problems-undercounted"),
+        pytest.param(lambda: RunResult(0, 1.0, 2.0, problems=(ResultProblem(1, "bad", "x" * 300),), problem_count=1),
+                     r"result.problems\[0\].raw: 300 characters, at most 240", id="raw-uncut"),
+        pytest.param(lambda: RunResult(0, 1.0, 2.0, problems=(ResultProblem(-1, "bad"),), problem_count=1),
+                     r"result.problems\[0\].line: -1 is negative", id="negative-line"),
     ],
 )
 def test_hostile_results_are_refused_in_one_line(
@@ -187,6 +195,9 @@ def test_hostile_results_are_refused_in_one_line(
         pytest.param({"recipe": "r" * 2_000_000}, r"recipe: 2000000 characters, at most 1024", id="huge-recipe"),
         pytest.param({"image": "img\x00"}, r"image: contains a NUL", id="nul"),
         pytest.param({"command": ("x" * 70_000,)}, r"command: 70000 characters", id="huge-command"),
+        pytest.param({"pinned_product": "p" * 2000}, r"pinnedProduct: 2000 characters", id="huge-pin"),
+        pytest.param({"env": {"A": "x\x00"}}, r"env\[A\]: contains a NUL", id="nul-in-env"),
+        pytest.param({"image_used": True}, r"imageUsed: is true but no image is named", id="used-without-image"),
     ],
 )
 def test_hostile_runs_are_refused_in_one_line(store: RecordStore, fields: dict[str, object], pattern: str) -> None:
@@ -202,6 +213,20 @@ def test_claim_only_with_its_step(store: RecordStore) -> None:
     with pytest.raises(RecordRejected, match="a claim is recorded with claim-allocated, not admitted"):
         store.advance("r1", RunState.ADMITTED, at=T0, devices=(_device(0),))
     assert store.get("r1").devices == ()
+
+
+def test_records_are_what_get_reads_run_by_run(store: RecordStore) -> None:
+    _finish(store, "b", devices=(_device(0), _device(1)))
+    _finish(store, "a", runtime=3.0)
+    store.record_env("a", RunEnv(python="3.12"))
+    store.create(Run.submit(T0 + timedelta(seconds=1), id="open", recipe="mnist", profile="train"))
+    store.create(Run.submit(T0 + timedelta(seconds=2), id="gone", recipe="mnist", profile="train"))
+    store.advance("gone", RunState.CANCELLED, at=T0 + timedelta(seconds=2))
+    everything = store.records()
+    assert [r.run.id for r in everything] == ["a", "b", "open", "gone"]
+    assert everything == tuple(store.get(i) for i in ("a", "b", "open", "gone"))
+    assert store.records(state=RunState.FINISHED, limit=1) == (store.get("a"),)
+    assert store.records(state=RunState.CANCELLED) == (store.get("gone"),)
 
 
 def test_runs_lists_oldest_first_and_filters(store: RecordStore) -> None:

@@ -174,7 +174,7 @@ def test_the_request_is_recorded_whole_and_an_unused_image_says_so(store: str) -
     done = run("run", "-p", "evaluation", "--demo", "--run-id", "pinned", "--product", "NVIDIA H100 80GB HBM3",
                "--image", "nvcr.io/nvidia/pytorch:25.01-py3", "--", sys.executable, "-c", "pass")
     assert done.exit_code == 0, done.stderr
-    assert "--image nvcr.io/nvidia/pytorch:25.01-py3: the local executor runs the command on this host" in done.stderr
+    assert "--image nvcr.io/nvidia/pytorch:25.01-py3: the local executor ran the command on this host" in done.stderr
     shown = yaml.safe_load(run("runs", "show", "pinned").stdout)
     assert shown["image"] == "nvcr.io/nvidia/pytorch:25.01-py3" and shown["imageUsed"] is False
     assert shown["pinnedProduct"] == "NVIDIA H100 80GB HBM3"

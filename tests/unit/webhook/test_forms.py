@@ -4,6 +4,7 @@ HTTPS server answering over a real TLS socket."""
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import os
 import signal
@@ -139,14 +140,22 @@ def https(tls: tuple[Path, ssl.SSLContext]) -> Iterator[tuple[str, ssl.SSLContex
                                            cert=str(d / "cert.pem"), key=str(d / "key.pem")))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a loaded CI machine; it ends as soon as the server listens
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert server.started, "the webhook server did not start"
     try:
         yield f"https://127.0.0.1:{port}", ctx
     finally:
         server.should_exit = True
         thread.join(10)
+        gc.unfreeze()  # the app's startup froze this test process's heap (see the next test)
+
+
+def test_startup_freezes_the_heap_out_of_the_cycle_collector(https: tuple[str, ssl.SSLContext]) -> None:
+    """A full collection of the startup heap paused the server for tens of ms every few hundred
+    reviews; after the app's lifespan startup, that heap is frozen."""
+    assert gc.get_freeze_count() > 10_000
 
 
 def _post(url: str, ctx: ssl.SSLContext, body: bytes | None, method: str = "POST") -> tuple[int, dict[str, Any]]:
@@ -218,7 +227,7 @@ def test_served_by_several_workers_from_the_command_line(tls: tuple[Path, ssl.SS
                              "--tls-key", str(d / "key.pem")], stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # two spawned workers import drakit on a loaded machine
         status, body = 0, {}
         while time.monotonic() < deadline and proc.poll() is None:
             try:
@@ -232,45 +241,3 @@ def test_served_by_several_workers_from_the_command_line(tls: tuple[Path, ssl.SS
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "(2 workers)" in err, err
 
-
-class _Recorder:
-    """A transport that keeps what it is given (the real one is exercised by the TLS tests above)."""
-
-    def __init__(self) -> None:
-        self.writes: list[bytes] = []
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        assert not self.closed
-        self.writes.append(data)
-
-    def close(self) -> None:
-        self.closed = True
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-
-def test_writes_of_one_loop_iteration_leave_as_one() -> None:
-    pytest.importorskip("uvicorn")
-    import asyncio
-
-    from drakit.webhook.server import _JoinedWrites
-
-    async def go() -> tuple[_Recorder, list[list[bytes]]]:
-        raw = _Recorder()
-        t = _JoinedWrites(raw)
-        seen = []
-        t.write(b"HTTP/1.1 200 OK\r\n\r\n")
-        t.write(b"{}")
-        seen.append(list(raw.writes))  # nothing sent yet within the iteration
-        await asyncio.sleep(0)
-        seen.append(list(raw.writes))
-        t.write(b"tail")
-        t.close()  # flushes before closing
-        assert t.get_write_buffer_size() == 0  # everything else is the transport's
-        return raw, seen
-
-    raw, seen = asyncio.run(go())
-    assert seen == [[], [b"HTTP/1.1 200 OK\r\n\r\n{}"]]
-    assert raw.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}", b"tail"] and raw.closed

@@ -336,3 +336,11 @@ def test_the_partial_copy_decides_as_a_full_copy_and_never_edits_the_request(
     assert obj == before
     with patch.object(m, "_writable", lambda o, path: copy.deepcopy(o)):
         assert mutate(review(obj, kind=kind, group=group), injector) == d
+
+
+def test_null_annotations_are_replaced_not_a_crash() -> None:
+    """``metadata.annotations: null`` (hand-written JSON; the API server drops it): the marker still lands."""
+    obj = {**pod(), "metadata": {"generateName": "p-", "labels": {"drakit.dev/profile": "evaluation"}, "annotations": None}}
+    out = patched(obj, mutate(review(obj), INJECTOR))
+    assert out["metadata"]["annotations"] == {"drakit.dev/injected": "evaluation"}
+    assert out["spec"]["resourceClaims"] == [EVAL_CLAIM]
