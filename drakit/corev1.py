@@ -26,7 +26,7 @@ from typing import Any
 
 from drakit.errors import ErrorType, FieldError
 from drakit.gostr import parse_int64
-from drakit.model.names import label_value, qualified_name
+from drakit.model.names import label_key, label_value
 from drakit.quantity import Quantity, QuantityError
 
 __all__ = [
@@ -186,20 +186,20 @@ def _label_requirements(items: Iterable[Any], path: str, errors: list[FieldError
         p = f"{path}[{i}]"
         key, op, values = str(raw.get("key") or ""), raw.get("operator"), _strings(raw.get("values"))
         if op not in _LABEL_OPERATORS:
-            errors.append(FieldError(f"{p}.operator", ErrorType.NOT_SUPPORTED, op, _supported(_LABEL_OPERATORS)))
+            errors.append(FieldError(f"{p}.operator", ErrorType.NOT_SUPPORTED, _go_str(op), _supported(_LABEL_OPERATORS)))
             continue
-        found = len(errors)
-        if problems := qualified_name(key):
+        found, shown = len(errors), _go_values(raw)
+        if problems := label_key(key):  # labels.NewRequirement checks IsLabelKey
             errors.append(FieldError(f"{p}.key", ErrorType.INVALID, key, "; ".join(problems)))
         if op in ("In", "NotIn") and not values:
-            errors.append(FieldError(f"{p}.values", ErrorType.INVALID, list(values),
+            errors.append(FieldError(f"{p}.values", ErrorType.INVALID, shown,
                                      "for 'in', 'notin' operators, values set can't be empty"))
         elif op in ("Exists", "DoesNotExist") and values:
-            errors.append(FieldError(f"{p}.values", ErrorType.INVALID, list(values),
+            errors.append(FieldError(f"{p}.values", ErrorType.INVALID, shown,
                                      "values set must be empty for exists and does not exist"))
         elif op in ("Gt", "Lt"):
             if len(values) != 1:
-                errors.append(FieldError(f"{p}.values", ErrorType.INVALID, list(values),
+                errors.append(FieldError(f"{p}.values", ErrorType.INVALID, shown,
                                          "for 'Gt', 'Lt' operators, exactly one value is required"))
             for j, v in enumerate(values):
                 if parse_int64(v) is None:
@@ -221,12 +221,23 @@ def _field_requirements(items: Iterable[Any], path: str, errors: list[FieldError
         p = f"{path}[{i}]"
         op, values = raw.get("operator"), _strings(raw.get("values"))
         if op not in _FIELD_OPERATORS:
-            errors.append(FieldError(f"{p}.operator", ErrorType.NOT_SUPPORTED, op, _supported(_FIELD_OPERATORS)))
+            errors.append(FieldError(f"{p}.operator", ErrorType.NOT_SUPPORTED, _go_str(op), _supported(_FIELD_OPERATORS)))
         elif len(values) != 1:
-            errors.append(FieldError(f"{p}.values", ErrorType.INVALID, list(values), "must have one element"))
+            errors.append(FieldError(f"{p}.values", ErrorType.INVALID, _go_values(raw), "must have one element"))
         else:
             out.append(_Requirement(str(raw.get("key") or ""), str(op), values))
     return tuple(out)
+
+
+def _go_str(value: Any) -> str:
+    """A Go string field as decoded: absent is ""."""
+    return "" if value is None else str(value)
+
+
+def _go_values(raw: Mapping[str, Any]) -> list[str] | None:
+    """``values`` as the ``[]string`` upstream prints in errors: absent is nil (``null``), not ``[]``."""
+    values = raw.get("values")
+    return None if values is None else list(_strings(values))
 
 
 def _supported(values: Sequence[str]) -> str:

@@ -67,9 +67,14 @@ def _render_value(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     try:
-        return json.dumps(value, sort_keys=True, default=str)
+        text = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
         return repr(value)
+    # encoding/json: compact, UTF-8 kept, HTML-significant characters and line separators escaped
+    return text.translate(_GO_JSON_ESCAPES)
+
+
+_GO_JSON_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"}
 
 
 @dataclass(frozen=True)

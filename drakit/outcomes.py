@@ -141,6 +141,9 @@ class ExplainCode(StrEnum):
     PREPARE_CLAIM_MISSING = "PrepareClaimMissing"
     PREPARE_DEADLINE_EXCEEDED = "PrepareDeadlineExceeded"
     PREPARE_DRIVER_ERROR = "PrepareDriverError"
+    # releasing a deleted pod's devices (kubelet NodeUnprepareResources): the devices stay on the node
+    UNPREPARE_FAILED = "UnprepareFailed"
+    DEVICES_NOT_RELEASED = "DevicesNotReleased"
     # what-ifs beside a blocker
     FITS_WITHOUT_CONSTRAINT = "FitsWithoutConstraint"
 

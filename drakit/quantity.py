@@ -13,8 +13,9 @@ default precision is not exact.  This module therefore follows apimachinery step
   to nine fractional digits;
 * Go's fixed-width integer behaviour (int32 scales and exponents, int64 values) where it
   changes a result, e.g. ``1e2147483648`` wraps its exponent like Go does;
-* the newest upstream fixes (``1000E`` prints as ``1e21``; subtracting the most negative
-  int64 stays exact).
+* the newest upstream fixes where they change no answer the pinned release (v0.37.2) gives
+  (``1000E`` prints as ``1e21``); arithmetic is the pinned release's, wrap included
+  (subtracting or negating the most negative int64 wraps, as the API server and CEL do).
 
 Exact integers only; no floats except in :meth:`Quantity.as_approximate_float`, which
 reproduces Go's ``math.Pow10`` table product bit for bit.  Where Go would materialise a
@@ -578,9 +579,8 @@ class Quantity:
         y = Quantity.from_int(other, Format.DecimalExponent) if isinstance(other, int) else other
         fmt = y.format if self._u == 0 else self.format
         if self._kind == _INT and y._kind == _INT:
-            if self._u == 0 and y._u == _I64_MIN:
-                return Quantity(_INT, y._u, y._s, fmt).neg()
-            r = _int_amount_sub(self._u, self._s, y._u, y._s)
+            # int64Amount.Sub adds -b.value, which wraps for the most negative int64
+            r = _int_amount_add(self._u, self._s, _i64(-y._u), y._s)
             if r is not None:
                 return Quantity(_INT, r[0], r[1], fmt)
         xu, xs = self._as_dec()
@@ -589,12 +589,9 @@ class Quantity:
         return Quantity(_DEC, u, s, fmt)
 
     def neg(self) -> Quantity:
-        """Go's ``Neg`` on a copy."""
+        """Go's ``Neg`` on a copy (the most negative int64 wraps to itself)."""
         if self._kind == _INT:
-            if self._u != _I64_MIN or self._s == _I32_MIN:
-                return Quantity(_INT, _i64(-self._u), self._s, self.format)
-            u, s = self._as_dec()
-            return Quantity(_DEC, -u, s, self.format)
+            return Quantity(_INT, _i64(-self._u), self._s, self.format)
         return Quantity(_DEC, -self._u, self._s, self.format)
 
     # -- printing -----------------------------------------------------------------------------
@@ -711,15 +708,6 @@ def _int_amount_add(av: int, as_: int, bv: int, bs: int) -> tuple[int, int] | No
         return None
     c, ok = _int64_add(av, c)
     return (c, as_) if ok else None
-
-
-def _int_amount_sub(av: int, as_: int, bv: int, bs: int) -> tuple[int, int] | None:
-    """Go's ``int64Amount.Sub``: the most negative int64 goes to the decimal path when it can."""
-    if bv == _I64_MIN:
-        delta = as_ - bs
-        if as_ != _I32_MIN and bs != _I32_MIN and -_I32_MAX <= delta <= _I32_MAX:
-            return None
-    return _int_amount_add(av, as_, _i64(-bv), bs)
 
 
 def _as_scaled_int64(value: int, scale: int, to: int) -> tuple[int, bool]:

@@ -27,15 +27,11 @@ from typing import Any
 from drakit.allocator import nodeselector
 from drakit.allocator.constraints import AttrValue, UnsupportedAttribute, lookup_attribute
 from drakit.allocator.state import AllocatedState, DeviceKey, quantity_of
+from drakit.corev1 import node_selector_matches
 from drakit.features import Features
 from drakit.quantity import Quantity
 
 # --- node matching ----------------------------------------------------------------------------
-
-
-def node_selector_matches(node: Mapping[str, Any], selector: Mapping[str, Any] | None) -> bool:
-    """core/v1 NodeSelector semantics (:func:`drakit.allocator.nodeselector.matches`)."""
-    return nodeselector.matches(node, selector)
 
 
 def node_matches(

@@ -14,8 +14,8 @@ import gc
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from drakit.errors import InvalidInput, UsageError
 from drakit.features import Features
@@ -23,6 +23,9 @@ from drakit.inventory.snapshot import ClusterSnapshot, Provenance
 from drakit.model import validate_report
 from drakit.model.load import Bundle, collector_paused
 from drakit.sources import load_bundle
+
+if TYPE_CHECKING:
+    from drakit.live.config import Target
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Source:
     context: str | None = None
     demo: bool = False
     timeout: float = 30.0
+    target: Target | None = None  # the cluster's config, once resolved (:func:`or_demo`)
 
     @property
     def live(self) -> bool:
@@ -73,6 +77,31 @@ def open_source(source: Source, features: Features, *, namespace: str | None = "
     return snapshot
 
 
+def or_demo(source: Source) -> Source:
+    """``source``, falling back to the embedded demo where it names nothing and no cluster is configured.
+
+    The trial's rule (the README's first command must run anywhere): without -f, --demo,
+    --kubeconfig or --context it reads the configured cluster as kubectl would, and only where
+    there is none at all ($KUBECONFIG, ~/.kube/config, in-cluster) the demo, with a warning.
+    The config is resolved here once and travels in :attr:`Source.target`, so the cluster
+    chosen is the cluster read.
+    """
+    from drakit.live.client import ClusterError
+    from drakit.live.config import ConnectOptions, resolve
+
+    source.check()
+    if not source.live:
+        return source
+    try:
+        return replace(source, target=resolve(ConnectOptions(source.kubeconfig, source.context, source.timeout)))
+    except ClusterError:
+        if source.kubeconfig is not None or source.context is not None:
+            raise
+    print("Warning: no -f and no cluster configured ($KUBECONFIG, ~/.kube/config, in-cluster): "
+          "running on the embedded demo cluster", file=sys.stderr)
+    return replace(source, demo=True)
+
+
 def _warn_release(git_version: str, features: Features) -> None:
     """Say so when the cluster's release is not the one whose feature-gate defaults answer.
 
@@ -100,10 +129,10 @@ def where(client: Any) -> str:
 
 def live_client(source: Source) -> Any:
     """A :class:`drakit.live.kube.KubeClient` for ``source``'s kubeconfig and context (the caller closes it)."""
-    from drakit.live.config import ConnectOptions
+    from drakit.live.config import ConnectOptions, resolve
     from drakit.live.kube import KubeClient
 
-    return KubeClient.connect(ConnectOptions(source.kubeconfig, source.context, source.timeout))
+    return KubeClient(source.target or resolve(ConnectOptions(source.kubeconfig, source.context, source.timeout)))
 
 
 def refuse_invalid(entries: Iterable[Any], features: Features) -> None:

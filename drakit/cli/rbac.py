@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
     @app.command("rbac")
     def rbac_cmd(
         role: Annotated[
-            str, typer.Argument(metavar="ROLE", help="reader, reader-namespaced or profile-applier.")
+            str, typer.Argument(metavar="ROLE", help="reader, reader-namespaced, profile-applier, queue-explainer or runner.")
         ] = "reader",
         namespace: Annotated[
             str, typer.Option("-n", "--namespace", metavar="NS", help="Namespace of the Role and the ServiceAccount.")
@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         user: Annotated[str | None, typer.Option("--user", metavar="NAME", help="Bind to this user instead.")] = None,
         group: Annotated[str | None, typer.Option("--group", metavar="NAME", help="Bind to this group instead.")] = None,
     ) -> None:
-        """Print ClusterRole/Role and bindings: read-only (cluster-wide or one namespace) or profile apply.
+        """Print ClusterRole/Role and bindings: read-only (cluster-wide or one namespace), profile apply, queue explain or runs.
 
         The same manifests, for ServiceAccount default:drakit, are in deploy/rbac/.
         """

@@ -30,7 +30,7 @@ def ls(
     output: Annotated[str, output_option(Format.text, Format.json, Format.yaml)] = Format.text,
 ) -> None:
     """List runs, oldest first."""
-    from drakit.records.render import record_json, run_line
+    from drakit.records.render import run_line, runs_json
     from drakit.records.run import RunState
 
     try:
@@ -40,7 +40,7 @@ def ls(
     records = open_records(store)
     found = [records.get(r.id) for r in records.runs(state=wanted, limit=limit)]
     if output != Format.text:
-        emit({"runs": [record_json(r) for r in found]}, output)
+        emit(runs_json(found), output)
         return
     typer.echo(f"{'ID':<24} {'PROFILE':<18} {'STATE':<14} {'NODE':<12} EXIT   STARTUP   RUNTIME  DEVICES")
     for record in found:
@@ -69,6 +69,7 @@ def compare(
 ) -> None:
     """n, median and spread of a metric per group of runs (a run counts once per group it belongs to)."""
     from drakit.records.compare import parse_by
+    from drakit.records.render import comparison_json
 
     by_value = parse_by(by).value
     if chart and Path(chart).suffix.lower() not in (".png", ".html", ".htm"):
@@ -86,7 +87,7 @@ def compare(
         except OSError as e:
             raise InvalidArgument(f"--chart {escape(chart)}: {e.strerror}") from None
     if output != Format.text:
-        emit({"by": by_value, "metric": metric, "groups": [g.to_json() for g in groups]}, output)
+        emit(comparison_json(by_value, metric, groups), output)
         return
     if not groups:
         typer.echo(f"no finished run has {metric}")

@@ -8,7 +8,6 @@ scheduler would, and explain any pod that waits.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
@@ -16,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
-from drakit.cli.door import Source, open_source
+from drakit.cli.door import Source, open_source, or_demo
 from drakit.cli.options import (
     Context,
     Demo,
@@ -145,16 +144,12 @@ def register(app: typer.Typer) -> None:
         from drakit.sources import load_profile_files
 
         feats = features(kubernetes_version, feature_gates)
-        live = kubeconfig is not None or context is not None or not (files or demo or _no_cluster_configured())
-        if live and execute:
+        source = or_demo(Source(files or (), kubeconfig, context, demo, request_timeout))
+        if source.live and execute:
             raise UsageError("--execute runs the local executor over an inventory file or the demo (-f or --demo), "
                              "never over a live cluster's devices")
-        source = Source(files or (), kubeconfig, context, demo or not (files or live), request_timeout)
-        if source.demo and not demo:
-            print("Warning: no -f and no cluster configured ($KUBECONFIG, ~/.kube/config, in-cluster): "
-                  "running on the embedded demo cluster", file=sys.stderr)
         snapshot = open_source(source, feats, namespace=None)  # invalid manifests are refused here, exit 1
-        paths: list[str] | str = snapshot.provenance.source if live else (files or demo_paths())
+        paths: list[str] | str = snapshot.provenance.source if source.live else (files or demo_paths())
         profiles = load_profile_files(profile) if profile else trial_profiles()
         table = trial_table(snapshot, profiles)
         # Your own profiles: one pod of each is placed too (the demo's recipes bring their pods).
@@ -239,16 +234,3 @@ def _print_text(report: dict[str, Any], profile_table: str) -> None:
         echo(f"  report: {', '.join(report['executed']['report'])}")
     echo("")
     echo("Trial " + ("PASSED" if report["passed"] else "FAILED"))
-
-
-def _no_cluster_configured() -> bool:
-    """kubectl's convention: a verb without -f reads the configured cluster; the trial falls back to
-    the embedded demo (the README's first command) only where no cluster is configured at all."""
-    from drakit.live.client import ClusterError
-    from drakit.live.config import ConnectOptions, resolve
-
-    try:
-        resolve(ConnectOptions())
-    except ClusterError:
-        return True
-    return False

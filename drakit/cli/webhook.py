@@ -67,6 +67,9 @@ def serve_cmd(
     tls_key: Annotated[str, typer.Option("--tls-key", metavar="FILE", help="PEM private key.")] = "",
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="HTTPS port.")] = 8443,
     host: Annotated[str, typer.Option("--host", metavar="ADDR", help="Address to listen on.")] = "0.0.0.0",
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64,
+                                         help="Server processes sharing the port (one per core the server may use; "
+                                              "in a cluster, scale replicas instead).")] = 1,
     driver: DriverOpt = None,
     legacy: LegacyOpt = "deny",
     kueue_pods: KueuePods = False,
@@ -88,8 +91,9 @@ def serve_cmd(
         ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(tls_cert, tls_key)
     except (ssl.SSLError, OSError) as e:
         raise InvalidInput(f"--tls-cert {tls_cert} / --tls-key {tls_key}: not a usable certificate and key: {e}") from None
-    print(f"drakit webhook: serving {', '.join(sorted(injector.rules))} on https://{host}:{port}/mutate", file=sys.stderr)
-    serve(injector, cert=tls_cert, key=tls_key, host=host, port=port)
+    print(f"drakit webhook: serving {', '.join(sorted(injector.rules))} on https://{host}:{port}/mutate"
+          + (f" ({workers} workers)" if workers > 1 else ""), file=sys.stderr)
+    serve(injector, cert=tls_cert, key=tls_key, host=host, port=port, workers=workers)
 
 
 @webhook_app.command("manifests")

@@ -23,7 +23,16 @@ from drakit.outcomes import ExplainCode, Owner, Reason, Stage, Verdict
 from drakit.profiles.loader import ResolvedProfile
 from drakit.queues.admission import Setup
 from drakit.queues.ledger import QueueLedger, RefusalCode, Refused
-from drakit.records.run import TERMINAL, MetricPoint, Run, RunRecord, RunResult, RunState
+from drakit.records.run import (
+    MAX_PROBLEMS,
+    TERMINAL,
+    MetricPoint,
+    ResultProblem,
+    Run,
+    RunRecord,
+    RunResult,
+    RunState,
+)
 from drakit.store.protocol import RecordStore
 
 __all__ = ["Executor", "Launched", "Launcher", "RunRequest", "demand_of", "execute", "resume_open", "run_context"]
@@ -44,17 +53,26 @@ class RunRequest:
 
 @dataclass(frozen=True)
 class Launched:
-    """What a launcher measured: ``started`` is called once the command runs (container-started)."""
+    """What a launcher measured: ``started`` is called once the command runs (container-started).
+
+    ``problems``: reports it could not use (the first ones; ``problem_count`` counts all, and
+    is raised to ``len(problems)`` when smaller).
+    """
 
     exit_status: int
     startup_s: float
     runtime_s: float
     correctness: Mapping[str, float] = field(default_factory=dict)
     series: tuple[MetricPoint, ...] = ()
-    problems: tuple[str, ...] = ()
+    problems: tuple[ResultProblem, ...] = ()
+    problem_count: int = 0
 
 
 class Launcher(Protocol):
+    # Whether the command runs inside the request's image (a container); a launcher that runs
+    # on the host leaves it False, and the record says the image was requested, not used.
+    runs_image: bool
+
     def launch(self, request: RunRequest, placement: Placement, started: Callable[[], None]) -> Launched: ...
 
 
@@ -150,7 +168,9 @@ def execute(store: RecordStore, book: DeviceBook, launcher: Launcher, request: R
                          uid=book.ids.new_id(), product=request.product)
     run = Run.submit(datetime.now(UTC), id=request.run_id, recipe=request.recipe or request.profile.name,
                      profile=request.profile.name, queue=request.queue, namespace=request.namespace,
-                     executor=executor, command=request.command, image=request.image)
+                     executor=executor, command=request.command, image=request.image,
+                     image_used=bool(request.image) and getattr(launcher, "runs_image", False),
+                     pinned_product=request.product or "", env=dict(request.env))
     store.create(run)
     return _carry_on(store, book, launcher, request, run.state, ledger, wait_s, poll_s, compiled=compiled)
 
@@ -204,7 +224,8 @@ def _launch(store: RecordStore, launcher: Launcher, request: RunRequest, placed:
 
     done = launcher.launch(request, placed, started)
     result = RunResult(exit_status=done.exit_status, startup_s=done.startup_s, runtime_s=done.runtime_s,
-                       correctness=dict(done.correctness), series=tuple(done.series))
+                       correctness=dict(done.correctness), series=tuple(done.series),
+                       problems=done.problems[:MAX_PROBLEMS], problem_count=max(done.problem_count, len(done.problems)))
     store.advance(request.run_id, RunState.FINISHED, result=result)
     return store.get(request.run_id)
 
@@ -215,8 +236,9 @@ def resume_open(store: RecordStore, book: DeviceBook, launcher: Launcher, profil
     """Carry on the open runs of ``executor`` that a dead recorder left behind, each to its end.
 
     A run not yet started is taken on from the step it reached (a claim-allocated run keeps the
-    devices recorded for it).  One whose command was running fails: nothing can reattach to a
-    process another recorder started, and running it twice could repeat its side effects.
+    devices recorded for it), with everything its request carried (product pin, environment).
+    One whose command was running fails: nothing can reattach to a process another recorder
+    started, and running it twice could repeat its side effects.
     """
     done = []
     for run in store.runs():
@@ -229,7 +251,8 @@ def resume_open(store: RecordStore, book: DeviceBook, launcher: Launcher, profil
             done.append(store.get(run.id))
             continue
         request = RunRequest(run_id=run.id, profile=profiles(run.profile), command=run.command, recipe=run.recipe,
-                             queue=run.queue, namespace=run.namespace, image=run.image)
+                             queue=run.queue, namespace=run.namespace, image=run.image,
+                             product=run.pinned_product or None, env=dict(run.env))
         done.append(_carry_on(store, book, launcher, request, run.state, ledger, wait_s, poll_s, store.get(run.id)))
     return tuple(done)
 

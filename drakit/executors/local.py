@@ -10,7 +10,6 @@ duration instead of a process.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 from drakit.executors import metrics
 from drakit.executors.base import Launched, RunRequest, tags_json
 from drakit.executors.placement import Placement
-from drakit.sources.read import ReadError, read_path
+from drakit.records.run import ResultProblem
 
 __all__ = ["LocalLauncher", "SimLauncher", "launch_env"]
 
@@ -46,6 +45,8 @@ def launch_env(request: RunRequest, placement: Placement, metrics_path: str,
 class LocalLauncher:
     """Runs the command here; startup ends at the workload's ``ready`` mark (else at spawn)."""
 
+    runs_image = False  # the host's processes: an --image is recorded as requested, not used
+
     def __init__(self, workdir: str | None = None, base_env: Mapping[str, str] | None = None,
                  timeout_s: float | None = None) -> None:
         self.workdir = workdir
@@ -62,7 +63,7 @@ class LocalLauncher:
             except OSError as e:
                 started()
                 return Launched(exit_status=127, startup_s=time.monotonic() - t0, runtime_s=0.0,
-                                problems=(f"cannot start {request.command[0]!r}: {e.strerror}",))
+                                problems=(ResultProblem.of(0, f"cannot start {request.command[0]!r}: {e.strerror}"),))
             spawned = time.monotonic()
             started()
             try:
@@ -71,15 +72,18 @@ class LocalLauncher:
                 child.kill()
                 status = child.wait()
             t1 = time.monotonic()
-            got = _read_metrics(path)
+            got = metrics.read(path)
         # The ready mark is wall-clock (written by another process); place it on the monotonic line.
         ready = spawned if got.ready_at is None else min(max(t0 + (got.ready_at - wall0), t0), t1)
         return Launched(exit_status=status, startup_s=ready - t0, runtime_s=t1 - ready,
-                        correctness=got.correctness, series=got.series, problems=got.problems)
+                        correctness=got.correctness, series=got.series, problems=got.problems,
+                        problem_count=got.problem_count)
 
 
 class SimLauncher:
     """No process: the placed run 'runs' for ``duration_s`` of simulated time, exit status 0."""
+
+    runs_image = False
 
     def __init__(self, duration_s: float = 0.0) -> None:
         self.duration_s = duration_s
@@ -88,12 +92,3 @@ class SimLauncher:
         started()
         return Launched(exit_status=0, startup_s=0.0, runtime_s=self.duration_s)
 
-
-def _read_metrics(path: str) -> metrics.Metrics:
-    """The channel the command wrote, through the bounded reader: a runaway writer is a problem, not a crash."""
-    if not Path(path).exists():
-        return metrics.parse("", path)
-    try:
-        return metrics.parse(read_path(path), path)
-    except ReadError as e:
-        return dataclasses.replace(metrics.parse("", path), problems=(str(e),))

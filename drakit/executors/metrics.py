@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from drakit.records.run import MAX_TEXT, MetricPoint
+from drakit.records.run import MAX_PROBLEMS, MAX_TEXT, MetricPoint, ResultProblem
 
-__all__ = ["ENV_VAR", "MAX_LINE", "Metrics", "append", "parse"]
+__all__ = ["ENV_VAR", "MAX_LINE", "Metrics", "append", "parse", "read", "rejected"]
 
 ENV_VAR = "DRAKIT_METRICS"
 MAX_LINE = 4096  # longer lines are refused: one line is one small object
@@ -34,7 +34,12 @@ class Metrics:
     ready_at: float | None
     correctness: Mapping[str, float]
     series: tuple[MetricPoint, ...]
-    problems: tuple[str, ...]  # "<file>:<line>: why", for lines that were not used
+    problems: tuple[ResultProblem, ...]  # the first MAX_PROBLEMS lines that were not used, with why
+    problem_count: int = 0  # every line that was not used
+
+    def lines(self, source: str) -> tuple[str, ...]:
+        """The problems as ``<source>:<line>: why`` lines, for a log."""
+        return tuple(f"{source}:{p.line}: {p.reason}" if p.line else f"{source}: {p.reason}" for p in self.problems)
 
 
 def _number(value: Any) -> float | None:
@@ -47,54 +52,93 @@ def _name(value: Any) -> str | None:
     return value if isinstance(value, str) and 0 < len(value) <= MAX_TEXT and "\x00" not in value else None
 
 
-def parse(text: str, source: str = "metrics") -> Metrics:
-    """Everything usable in the channel; a bad line is named with its number and skipped, never fatal."""
+def _item(line: str) -> dict[str, Any] | str:
+    """The line's object, or why it is not one."""
+    if len(line) > MAX_LINE:
+        return f"line of {len(line)} characters, at most {MAX_LINE}"
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as e:
+        return f"not JSON ({e.msg} at column {e.colno})"
+    except RecursionError:
+        return "nested too deeply"
+    return item if isinstance(item, dict) else "not a JSON object"
+
+
+def parse(data: str | bytes, *, truncated: bool = False) -> Metrics:
+    """Everything usable in the channel; a bad line is kept as a problem with its number, never fatal.
+
+    Lines end at ``\\n`` only (a JSON string may hold U+2028), and bytes are decoded line by line,
+    so one line of bad UTF-8 spoils only itself.  ``truncated``: the reader stopped at its limit,
+    so the last, cut line is a problem too.
+    """
     ready: float | None = None
     correctness: dict[str, float] = {}
     points: dict[tuple[str, int], float] = {}
-    problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    problems: list[ResultProblem] = []
+    count = 0
+
+    def bad(number: int, why: str, raw: str) -> None:
+        nonlocal count
+        count += 1
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(ResultProblem.of(number, why, raw))
+
+    lines: list[str | bytes] = list(data.split(b"\n") if isinstance(data, bytes) else data.split("\n"))
+    for number, chunk in enumerate(lines, 1):
+        try:
+            line = chunk.decode("utf-8") if isinstance(chunk, bytes) else chunk
+        except UnicodeDecodeError as e:
+            bad(number, f"not UTF-8 ({e.reason} at byte {e.start})", e.object.decode("utf-8", "replace"))
+            continue
+        if truncated and number == len(lines):
+            bad(number, "the channel goes on past the reader's limit: this line and the rest were not read", line)
+            continue
         if not line.strip():
             continue
-        where = f"{source}:{number}"
-        if len(line) > MAX_LINE:
-            problems.append(f"{where}: line of {len(line)} characters, at most {MAX_LINE}")
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as e:
-            problems.append(f"{where}: not JSON ({e.msg} at column {e.colno})")
-            continue
-        except RecursionError:
-            problems.append(f"{where}: nested too deeply")
-            continue
-        if not isinstance(item, dict):
-            problems.append(f"{where}: not a JSON object")
+        item = _item(line)
+        if isinstance(item, str):
+            bad(number, item, line)
             continue
         value = _number(item.get("value"))
-        if item.get("ready") is True:
+        if "rejected" in item:  # a log-metric call that refused its arguments
+            bad(number, f"drakit log-metric refused: {item['rejected']}", line)
+        elif item.get("ready") is True:
             at = _number(item.get("at"))
             if at is None:
-                problems.append(f"{where}: ready without a finite 'at' time")
+                bad(number, "ready without a finite 'at' time", line)
             elif ready is None:
                 ready = at
         elif "metric" in item:
             name, step = _name(item["metric"]), item.get("step", 0)
             if name is None or value is None or isinstance(step, bool) or not isinstance(step, int) \
                     or not 0 <= step < 2**63:
-                problems.append(f"{where}: a metric needs a name, a finite value and a step 0 ≤ step < 2^63")
+                bad(number, "a metric needs a name, a finite value and a step 0 ≤ step < 2^63", line)
                 continue
             points[(name, step)] = value
         elif "correctness" in item:
             name = _name(item["correctness"])
             if name is None or value is None:
-                problems.append(f"{where}: a correctness metric needs a name and a finite value")
+                bad(number, "a correctness metric needs a name and a finite value", line)
                 continue
             correctness[name] = value
         else:
-            problems.append(f"{where}: none of metric, correctness or ready")
+            bad(number, "none of metric, correctness or ready", line)
     series = tuple(MetricPoint(n, s, v) for (n, s), v in sorted(points.items()))
-    return Metrics(ready, correctness, series, tuple(problems))
+    return Metrics(ready, correctness, series, tuple(problems), count)
+
+
+def read(path: str, limit: int | None = None) -> Metrics:
+    """The channel a run wrote, bounded: a runaway writer costs the lines past the limit, nothing before."""
+    from drakit.sources.read import MAX_INPUT_BYTES, ReadError, read_head
+
+    if not os.path.lexists(path):
+        return parse("")
+    try:
+        data, more = read_head(path, MAX_INPUT_BYTES if limit is None else limit)
+    except ReadError as e:
+        return Metrics(None, {}, (), (ResultProblem.of(0, str(e)),), 1)
+    return parse(data, truncated=more)
 
 
 def append(path: str, item: Mapping[str, Any]) -> None:
@@ -107,6 +151,14 @@ def append(path: str, item: Mapping[str, Any]) -> None:
         os.write(fd, line.encode())
     finally:
         os.close(fd)
+
+
+def rejected(path: str, why: str, call: list[str]) -> None:
+    """Record in the channel that a ``log-metric`` call was refused, so that the run's record keeps it."""
+    try:
+        append(path, {"rejected": why[:MAX_TEXT], "call": [a[:200] for a in call[:8]]})
+    except ValueError:  # escaped, the call did not fit one line: the reason alone does
+        append(path, {"rejected": why[:200]})
 
 
 def ready(path: str) -> None:

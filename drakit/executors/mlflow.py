@@ -58,6 +58,12 @@ def tags_of(record: RunRecord) -> tuple[dict[str, str], list[str]]:
         "drakit.queue": run.queue, "drakit.namespace": run.namespace, "drakit.executor": run.executor,
         "drakit.state": run.state.value, "drakit.command": json.dumps(list(run.command)), "drakit.image": run.image,
     }
+    if run.image:
+        raw["drakit.image.used"] = "true" if run.image_used else "false"  # false: requested, the host ran it
+    if run.pinned_product:
+        raw["drakit.pinnedProduct"] = run.pinned_product
+    if record.result is not None and record.result.problem_count:
+        raw["drakit.problems"] = str(record.result.problem_count)  # metric reports the run could not use
     if run.reason_code:
         raw.update({"drakit.reason.code": run.reason_code, "drakit.reason.message": run.message})
     if record.claim is not None:

@@ -51,9 +51,12 @@ from drakit.explain.diagnosis import Diagnosis, Funnel, Holder, NodeSummary, Par
 from drakit.explain.events import (
     CLAIM_CREATION_REASON,
     PREPARE_REASON,
+    UNPREPARE_REASON,
     classify_claim_creation,
     classify_prepare,
+    classify_unprepare,
     in_time_order,
+    is_unprepare,
     scheduler_message,
 )
 from drakit.explain.funnel import (
@@ -762,6 +765,8 @@ def _diagnose_pod(ctx: _Ctx, pod: Obj) -> None:
     claims = _pod_claims(ctx, pod)  # 1.
     if claims is None:
         return
+    if bound and _not_released(ctx, pod, claims, str(bound)):
+        return
     if phase == "Running":
         ctx.add(ExplainCode.RUNNING, f"pod {key_of(pod)} is running on node {bound or '?'}",
                 Stage.DONE, Verdict.OK, Owner.PLATFORM, blocking=False)
@@ -817,10 +822,14 @@ def _users_prepare(ctx: _Ctx, claim: Obj, c: _Claim) -> None:
         if r.get("resource", "pods") != "pods":
             continue
         pod = ctx.inp.find_pod(str(r.get("name") or ""), ns)
-        if pod is None or (pod.get("status") or {}).get("phase") == "Running":
+        node = (pod.get("spec") or {}).get("nodeName") if pod is not None else None
+        if pod is None or not node:
             continue
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node and _node_prepare(ctx, pod, [c], str(node), via=f"pod {key_of(pod)}: "):
+        if _not_released(ctx, pod, [c], str(node), via=f"pod {key_of(pod)}: "):
+            return
+        if (pod.get("status") or {}).get("phase") != "Running" and _node_prepare(
+            ctx, pod, [c], str(node), via=f"pod {key_of(pod)}: "
+        ):
             return
 
 
@@ -1689,6 +1698,40 @@ def _kubelet_failure(ctx: _Ctx, pod: Obj, node: str, via: str = "") -> bool:
     ctx.add(failure.code, f"{via}node {node}: kubelet cannot prepare the devices: {msg}", Stage.NODE_PREPARE,
             failure.verdict, failure.owner, hint=failure.next_step, event=msg, pod=key_of(pod),
             prepare=failure.cls.value, driver=failure.names.get("driver", ""), grpc=failure.names.get("grpc", ""))
+    return True
+
+
+def _not_released(ctx: _Ctx, pod: Obj, claims: list[_Claim], node: str, via: str = "") -> bool:
+    """A deleted pod whose claims are still reserved for it: the kubelet has not released the devices.
+
+    The kubelet unprepares after the containers stopped and before it reports the pod's final
+    status; while that fails it retries and the Pod is not removed.  v1.37.2 records no Event
+    for it (only its log has ``unprepare dynamic resources: ...``), so the finding stands on the
+    state alone unless some event carries that text.  True if reported.
+    """
+    if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    held = [c.key for c in claims if c.allocated and _reserved_for(c.obj, pod)]
+    if not held:
+        return False
+    key = key_of(pod)
+    events = [e for e in ctx.inp.events_for("Pod", name_of(pod), namespace_of(pod))
+              if e.get("reason") == UNPREPARE_REASON or is_unprepare(str(e.get("message") or ""))]
+    if events:
+        msg = str(in_time_order(events)[-1].get("message") or "")
+        f = classify_unprepare(msg, node=node)
+        ctx.add(f.code, f"{via}node {node}: kubelet cannot release the devices of the deleted pod: {msg}",
+                Stage.NODE_PREPARE, f.verdict, f.owner, hint=f.next_step, event=msg, pod=key,
+                unprepare=f.cls.value, driver=f.names.get("driver", ""), grpc=f.names.get("grpc", ""), claims=held)
+        return True
+    deleted = (pod.get("metadata") or {}).get("deletionTimestamp")
+    ctx.add(ExplainCode.DEVICES_NOT_RELEASED,
+            f"{via}node {node}: the pod is being deleted (deletionTimestamp {deleted}) and still holds claim(s) "
+            f"{', '.join(held)}",
+            Stage.NODE_PREPARE, Verdict.WAITING, Owner.PLATFORM, pod=key, claims=held,
+            hint=f"the kubelet on node {node} releases the devices once the containers stopped and the driver's "
+                 "NodeUnprepareResources succeeded; if this outlasts the grace period, its log says why "
+                 "(journalctl -u kubelet | grep 'unprepare dynamic resources'): v1.37.2 posts no event for it")  # fmt: skip
     return True
 
 

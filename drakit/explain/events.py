@@ -28,11 +28,13 @@ __all__ = [
     "CLAIM_CREATION_TEXTS",
     "KUBELET_RELEASE",
     "PREPARE_TEXTS",
+    "UNPREPARE_TEXTS",
     "ClaimCreationFailure",
     "PrepareClass",
     "PrepareFailure",
     "classify_claim_creation",
     "classify_prepare",
+    "classify_unprepare",
     "component_of",
     "event_time",
     "in_time_order",
@@ -43,6 +45,9 @@ KUBELET_RELEASE = "v1.37.2"
 """The release whose texts the tables quote."""
 
 PREPARE_REASON = "FailedPrepareDynamicResources"  # pkg/kubelet/events/event.go
+# Not a v1.37.2 kubelet reason (it records no event for unprepare failures, see UNPREPARE_TEXTS);
+# read because tools that surface the kubelet's unprepare errors name their events so.
+UNPREPARE_REASON = "FailedUnprepareDynamicResources"
 CLAIM_CREATION_REASON = "FailedResourceClaimCreation"  # pkg/controller/resourceclaim/controller.go
 SCHEDULING_REASON = "FailedScheduling"  # pkg/scheduler/schedule_one.go
 
@@ -161,13 +166,61 @@ PREPARE_TEXTS: tuple[KubeletText, ...] = (
           "the kubelet is releasing claim {claim} for a pod that ended; it retries once that is done"),
 )
 
+# Releasing the devices of a pod that ended (manager.go UnprepareResources, called by
+# SyncTerminatingPod once the containers stopped).  v1.37.2 records no Event for a failure: the
+# pod worker logs "Error syncing pod, skipping" err="unprepare dynamic resources: <error>" and
+# retries, and until it succeeds the Pod is not removed (PodMightNeedToUnprepareResources) and
+# its claims stay reserved for it: the devices are stuck on the node.
+_UNPREPARE = "pkg/kubelet/cm/dra/manager.go unprepareResources"
+_UNPREPARE_PREFIX = "unprepare dynamic resources: "
+_STUCK = "; until it succeeds the pod is not removed and its claims keep their devices on node {node}"
+
+UNPREPARE_TEXTS: tuple[KubeletText, ...] = (
+    _text("DRA driver %s is not registered", _PLUGINS,
+          r"^DRA driver (?P<driver>\S+) is not registered$", PrepareClass.DRIVER_NOT_REGISTERED,
+          Verdict.BROKEN, Owner.DRIVER,
+          "the {driver} kubelet plugin is not registered on node {node}, so the kubelet cannot release the "
+          "devices: bring its DaemonSet pod back on that node" + _STUCK),
+    _text('pod "%s/%s": %w (ErrClaimNotFound: "ResourceClaim not created yet")', f"{_HELPERS} Name",
+          r'^pod "(?P<pod>[^"]+)": ResourceClaim not created yet$', PrepareClass.CLAIM_MISSING,
+          Verdict.BROKEN, Owner.PLATFORM,
+          "the kubelet restarted without its claim checkpoint and the pod's status names no generated claim: "
+          "it cannot tell which claims to release" + _STUCK),
+    _text("NodeUnprepareResources: %w (gRPC DeadlineExceeded)", _UNPREPARE,
+          r"^NodeUnprepareResources: rpc error: code = (?P<grpc>DeadlineExceeded) desc = ",
+          PrepareClass.DEADLINE_EXCEEDED, Verdict.WAITING, Owner.DRIVER,
+          "the driver did not answer NodeUnprepareResources within the kubelet's 45 s: the kubelet retries; "
+          + _PLUGIN_LOGS + _STUCK),
+    _text("NodeUnprepareResources: %w", _UNPREPARE, rf"^NodeUnprepareResources: (?:{_GRPC})?",
+          PrepareClass.DRIVER_ERROR, Verdict.BROKEN, Owner.DRIVER,
+          "the call to the driver failed: " + _PLUGIN_LOGS + _STUCK),
+    _text("NodeUnprepareResources failed for ResourceClaim %s: %s", _UNPREPARE,
+          rf"^NodeUnprepareResources failed for ResourceClaim {_NAME}: ", PrepareClass.DRIVER_ERROR,
+          Verdict.BROKEN, Owner.DRIVER,
+          "the driver refused to release claim {claim} (its words above): " + _PLUGIN_LOGS + _STUCK),
+    _text("NodeUnprepareResources skipped %d ResourceClaims", _UNPREPARE,
+          r"^NodeUnprepareResources skipped \d+ ResourceClaims$", PrepareClass.DRIVER_ERROR,
+          Verdict.BROKEN, Owner.DRIVER, "the driver answered for fewer claims than asked: " + _PLUGIN_LOGS + _STUCK),
+    _text("NodeUnprepareResources returned result for unknown claim UID %s", _UNPREPARE,
+          r"^NodeUnprepareResources returned result for unknown claim UID ", PrepareClass.DRIVER_ERROR,
+          Verdict.BROKEN, Owner.DRIVER,
+          "the driver answered for a claim it was not asked about: " + _PLUGIN_LOGS + _STUCK),
+    _text("checkpoint ResourceClaim state: %w", _UNPREPARE, r"^checkpoint ResourceClaim state: ",
+          PrepareClass.KUBELET_ERROR, Verdict.BROKEN, Owner.PLATFORM,
+          "the driver released the devices but the kubelet on node {node} cannot write its DRA checkpoint "
+          "(dra_manager_state under /var/lib/kubelet: a full or read-only disk): check its log" + _STUCK),
+)
+
 _UNKNOWN = _text("%v", "(any other error)", r"", PrepareClass.KUBELET_ERROR, Verdict.BROKEN, Owner.PLATFORM,
                  "the kubelet on node {node} failed before calling the driver: check its log (journalctl -u kubelet)")
+_UNPREPARE_UNKNOWN = _text("%v", "(any other error)", r"", PrepareClass.KUBELET_ERROR, Verdict.BROKEN,
+                           Owner.PLATFORM, "the kubelet on node {node} cannot release the devices: check its log "
+                           "(journalctl -u kubelet)" + _STUCK)
 
 
 @dataclass(frozen=True)
 class PrepareFailure:
-    """A ``FailedPrepareDynamicResources`` message, classified."""
+    """A ``FailedPrepareDynamicResources`` message (or an unprepare error), classified."""
 
     cls: PrepareClass
     code: ExplainCode
@@ -191,16 +244,31 @@ def unwrap_prepare(message: str) -> str:
 
 def classify_prepare(message: str, *, node: str = "") -> PrepareFailure:
     """Which of the kubelet's failure texts ``message`` is, with owner and next step."""
-    error = unwrap_prepare(message)
-    text, match = _UNKNOWN, None
-    for t in PREPARE_TEXTS:
+    return _classify(unwrap_prepare(message), PREPARE_TEXTS, _UNKNOWN, node, None)
+
+
+def is_unprepare(message: str) -> bool:
+    """Whether ``message`` carries the DRA manager's unprepare error (its own prefix)."""
+    return message.lstrip().startswith(_UNPREPARE_PREFIX)
+
+
+def classify_unprepare(message: str, *, node: str = "") -> PrepareFailure:
+    """Which of the kubelet's unprepare texts ``message`` is (code ``UnprepareFailed`` whatever the class)."""
+    error = message.strip().removeprefix(_UNPREPARE_PREFIX).strip()
+    return _classify(error, UNPREPARE_TEXTS, _UNPREPARE_UNKNOWN, node, ExplainCode.UNPREPARE_FAILED)
+
+
+def _classify(error: str, texts: Iterable[KubeletText], unknown: KubeletText, node: str,
+              code: ExplainCode | None) -> PrepareFailure:
+    text, match = unknown, None
+    for t in texts:
         match = t.pattern.search(error)
         if match:
             text = t
             break
     names = {k: v for k, v in (match.groupdict() if match else {}).items() if v}
     fill = {"node": node or "?", "driver": "?", "claim": "?", "pod": "?", **names}
-    return PrepareFailure(text.cls, _CODE[text.cls], text.verdict, text.owner, text.next_step.format(**fill),
+    return PrepareFailure(text.cls, code or _CODE[text.cls], text.verdict, text.owner, text.next_step.format(**fill),
                           error, text.go_format, names)
 
 

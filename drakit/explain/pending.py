@@ -170,7 +170,8 @@ def pod_shape(inp: ClusterSnapshot, pod: Obj) -> str:
         for e in inp.events_for("Pod", name_of(pod), ns)
     ]
     return json.dumps(
-        [ns, spec, claims, (pod.get("status") or {}).get("phase"), bool(meta.get("creationTimestamp")), bool(uid), events],
+        [ns, spec, claims, (pod.get("status") or {}).get("phase"), bool(meta.get("creationTimestamp")), bool(uid), events,
+         bool(meta.get("deletionTimestamp"))],  # a deleted pod still holding its claims answers otherwise
         sort_keys=True, default=str,
     )
 

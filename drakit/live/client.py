@@ -173,7 +173,7 @@ class ServerInfo:
 
 
 class ClusterClient(Protocol):
-    """The seven things drakit asks of an API server.
+    """The eight things drakit asks of an API server.
 
     ``namespace=None`` on a namespaced kind means every namespace.  ``list`` returns one page;
     :func:`drakit.live.snapshot.list_all` follows ``continue``.  ``watch`` yields events from
@@ -216,6 +216,10 @@ class ClusterClient(Protocol):
 
     def patch_status(self, kind: str, name: str, namespace: str | None, patch: Obj) -> Obj:
         """A JSON merge patch of the status subresource."""
+        ...
+
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """Delete one object with its dependents (background propagation); gone already is fine."""
         ...
 
 

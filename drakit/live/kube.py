@@ -162,6 +162,16 @@ class KubeClient:
         return self._json("PATCH", r.path(namespace, name) + "/status", (), body=patch,
                           content_type="application/merge-patch+json", what=("patch", f"{r.plural}/status", namespace))
 
+    def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        r = resource_of(kind)
+        # Background: a Job's pods go with it (the API's default for batch/v1 Jobs orphans them).
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        try:
+            self._call("DELETE", r.path(namespace, name), body=body, what=("delete", r.plural, namespace))
+        except ClusterError as e:
+            if e.code is not ErrorCode.NOT_FOUND:
+                raise
+
     # -- the one place errors are translated -----------------------------------------------
 
     def _json(

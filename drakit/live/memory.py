@@ -66,8 +66,12 @@ class MemoryCluster:
         return cluster
 
     def delete(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """The protocol's delete (gone already is fine); the twin has no garbage collector."""
+        self._fail("delete", kind)
         key = self._key(kind, name, namespace)
-        obj = self.objects.pop(key)
+        obj = self.objects.pop(key, None)
+        if obj is None:
+            return
         self.owners.pop(key, None)
         self._record("DELETED", key, obj)
 

@@ -1,13 +1,17 @@
-"""The least privilege drakit needs, as RBAC objects: read-only (cluster-wide or one namespace)
-and ``profile apply``.
+"""The least privilege drakit needs, as RBAC objects: read-only (cluster-wide or one namespace),
+``profile apply``, ``queue explain`` and ``run --executor kubernetes`` (``runner``).
 
 Reading is ``get``/``list``/``watch`` on exactly the kinds a snapshot lists.  A namespaced
 reader still needs the cluster-scoped inventory (Nodes, DeviceClasses, ResourceSlices,
 DeviceTaintRules) through a ClusterRole; its pods, claims and events come from a Role.
 Applying profiles is ``get`` (to diff), ``create`` and ``patch`` (server-side apply is a PATCH
 that the API server also authorizes as ``create`` when the object is new) on DeviceClasses and
-on claim templates and claims in the namespace.  ``deploy/rbac/`` holds these with their
-default subject; ``drakit rbac`` prints them for another.
+on claim templates and claims in the namespace.  Explaining a Job's place in Kueue
+(:mod:`drakit.live.kueue`) is ``get`` on the Job, ``list`` on Workloads (every namespace: who is
+ahead in the ClusterQueue), LocalQueues and ClusterQueues, and ``get`` on the one ConfigMap
+holding the manager's Configuration (its ``deviceClassMappings``), granted by name in Kueue's
+namespace.  ``deploy/rbac/`` holds these with their default subject; ``drakit rbac`` prints
+them for another.
 """
 
 from __future__ import annotations
@@ -15,13 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from drakit.live.client import RESOURCE_V1
+from drakit.live.client import KUEUE_V1BETA2, RESOURCE_V1
+from drakit.live.kueue import CONFIG_MAP
 
 Obj = dict[str, Any]
 RBAC = "rbac.authorization.k8s.io/v1"
 READ = ["get", "list", "watch"]
 GROUP = RESOURCE_V1.split("/")[0]
-ROLES = ("reader", "reader-namespaced", "profile-applier")
+KUEUE = KUEUE_V1BETA2.split("/")[0]
+ROLES = ("reader", "reader-namespaced", "profile-applier", "queue-explainer", "runner")
 
 
 @dataclass(frozen=True)
@@ -38,12 +44,24 @@ class Subject:
         return {"kind": self.kind, "apiGroup": "rbac.authorization.k8s.io", "name": self.name}
 
 
-def _rule(group: str, resources: list[str], verbs: list[str]) -> Obj:
-    return {"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}  # no shared lists: no YAML anchors
+def _rule(group: str, resources: list[str], verbs: list[str], names: list[str] | None = None) -> Obj:
+    rule = {"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}  # no shared lists: no YAML anchors
+    return {**rule, "resourceNames": list(names)} if names else rule
 
 
 _INVENTORY = [_rule("", ["nodes"], READ), _rule(GROUP, ["deviceclasses", "resourceslices", "devicetaintrules"], READ)]
 _WORKLOADS = [_rule("", ["pods", "events"], READ), _rule(GROUP, ["resourceclaims", "resourceclaimtemplates"], READ)]
+
+# ``run --executor kubernetes``: its Job (created, followed, deleted when it times out), the pod's
+# claim and Events, the claim template applied; Kueue's Workloads say why a Job waits.  The
+# inventory (ClusterRole) is read to join devices to their slices and to diagnose an unscheduled pod.
+_RUNNER = [
+    _rule("batch", ["jobs"], [*READ, "create", "delete"]),
+    _rule("", ["pods", "events"], READ),
+    _rule(GROUP, ["resourceclaims"], READ),
+    _rule(GROUP, ["resourceclaimtemplates"], [*READ, "create", "patch"]),
+    _rule("kueue.x-k8s.io", ["workloads"], ["get", "list"]),
+]
 
 
 def _meta(name: str, namespace: str | None) -> Obj:
@@ -78,6 +96,18 @@ def manifests(role: str, *, namespace: str = "default", subject: Subject | None 
         cluster = _role("ClusterRole", "drakit-profile-applier", [_rule(GROUP, ["deviceclasses"], write)])
         local = _role("Role", "drakit-profile-applier", [_rule(GROUP, ["resourceclaimtemplates", "resourceclaims"], write)],
                       namespace)
+        objects = [cluster, _binding(cluster, who), local, _binding(local, who, namespace)]
+    elif role == "queue-explainer":
+        cluster = _role("ClusterRole", "drakit-queue-explainer", [
+            _rule("batch", ["jobs"], ["get", "list"]),
+            _rule(KUEUE, ["workloads", "localqueues", "clusterqueues"], ["get", "list"]),
+        ])  # fmt: skip
+        kueue_ns, config_map, _ = CONFIG_MAP
+        config = _role("Role", "drakit-queue-explainer", [_rule("", ["configmaps"], ["get"], [config_map])], kueue_ns)
+        objects = [cluster, _binding(cluster, who), config, _binding(config, who, kueue_ns)]
+    elif role == "runner":
+        cluster = _role("ClusterRole", "drakit-runner", [*_INVENTORY, _rule(GROUP, ["deviceclasses"], ["create", "patch"])])
+        local = _role("Role", "drakit-runner", _RUNNER, namespace)
         objects = [cluster, _binding(cluster, who), local, _binding(local, who, namespace)]
     else:
         raise ValueError(f"unknown role {role!r}: want one of {', '.join(ROLES)}")

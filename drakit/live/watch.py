@@ -63,31 +63,36 @@ class Reflector:
     def step(self) -> list[WatchEvent]:
         """One watch stream from the kept resourceVersion to its end (timeout, or the server
         closing it), with a re-list first when there is no version yet or it is gone."""
+        return list(self.stream())
+
+    def stream(self) -> Iterator[WatchEvent]:
+        """:meth:`step`'s events one at a time, as they arrive: ``objects`` is already current
+        when each is yielded, so a caller can react before the stream ends."""
         if not self.resource_version:
-            return self.relist()
-        out: list[WatchEvent] = []
+            yield from self.relist()
+            return
         try:
             for event in self.client.watch(self.kind, namespace=self.namespace, resource_version=self.resource_version,
                                            allow_bookmarks=True, timeout_seconds=self.timeout_seconds,
                                            label_selector=self.label_selector):
                 if event.type == "ERROR":
                     if int(event.object.get("code") or 0) == 410:
-                        return out + self.relist()
+                        yield from self.relist()
+                        return
                     raise ClusterError(ErrorCode.SERVER, f"watch {self.kind}: {event.object.get('message')}")
+                self.resource_version = event.resource_version or self.resource_version
                 if event.type == "BOOKMARK":
                     self.bookmarks += 1
-                elif event.type == "DELETED":
+                    continue
+                if event.type == "DELETED":
                     self.objects.pop(_key(event.object), None)
-                    out.append(event)
                 else:
                     self.objects[_key(event.object)] = event.object
-                    out.append(event)
-                self.resource_version = event.resource_version or self.resource_version
+                yield event
         except ClusterError as e:
             if e.code is not ErrorCode.GONE:
                 raise
-            return out + self.relist()
-        return out
+            yield from self.relist()
 
     def run(self, until: Callable[[Reflector], bool], *, max_streams: int = 100) -> Iterator[WatchEvent]:
         """Events until ``until(self)`` holds after a stream (or ``max_streams`` streams)."""

@@ -6,18 +6,20 @@ that a document written today reads the same after any refactoring of the classe
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from drakit.records.compare import Group
 from drakit.records.run import Run, RunRecord
 
-__all__ = ["record_json", "run_json", "run_line"]
+__all__ = ["comparison_json", "record_json", "run_json", "run_line", "runs_json"]
 
 
 def run_json(run: Run) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": run.id, "recipe": run.recipe, "profile": run.profile, "queue": run.queue, "namespace": run.namespace,
-        "executor": run.executor, "command": list(run.command), "image": run.image, "state": run.state.value,
+        "executor": run.executor, "command": list(run.command), "image": run.image, "imageUsed": run.image_used,
+        "pinnedProduct": run.pinned_product, "env": dict(run.env), "state": run.state.value,
         "transitions": [{"state": t.state.value, "at": t.at.isoformat()} for t in run.transitions],
     }
     if run.reason_code or run.message:
@@ -49,8 +51,20 @@ def record_json(record: RunRecord) -> dict[str, Any]:
         r = record.result
         out["result"] = {"exitStatus": r.exit_status, "startupSeconds": r.startup_s, "runtimeSeconds": r.runtime_s,
                          "correctness": dict(r.correctness),
-                         "series": [{"name": p.name, "step": p.step, "value": p.value} for p in r.series]}
+                         "series": [{"name": p.name, "step": p.step, "value": p.value} for p in r.series],
+                         "problemCount": r.problem_count,
+                         "problems": [{"line": p.line, "reason": p.reason, "raw": p.raw} for p in r.problems]}
     return out
+
+
+def runs_json(records: Iterable[RunRecord]) -> dict[str, Any]:
+    """``runs ls -o json`` (and ``GET /api/v1/runs``)."""
+    return {"runs": [record_json(r) for r in records]}
+
+
+def comparison_json(by: str, metric: str, groups: Iterable[Group]) -> dict[str, Any]:
+    """``runs compare -o json`` (and ``GET /api/v1/comparisons``)."""
+    return {"by": by, "metric": metric, "groups": [g.to_json() for g in groups]}
 
 
 def _seconds(value: float | None) -> str:

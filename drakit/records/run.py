@@ -21,11 +21,14 @@ from drakit.outcomes import ExplainCode, Reason, ReasonCode, Verdict
 
 __all__ = [
     "MAX_COMMAND",
+    "MAX_PROBLEMS",
+    "MAX_RAW",
     "MAX_TEXT",
     "MetricPoint",
     "RecordCode",
     "RecordRejected",
     "Refusal",
+    "ResultProblem",
     "Run",
     "RunClaim",
     "RunDevice",
@@ -43,6 +46,10 @@ __all__ = [
 # its length, instead of being truncated by one database and stored whole by another.
 MAX_TEXT = 1024
 MAX_COMMAND = 65536
+# A result keeps the first MAX_PROBLEMS unusable reports (and counts all of them), each raw line cut
+# to MAX_RAW characters: a workload spewing garbage must not turn its record into the garbage.
+MAX_PROBLEMS = 20
+MAX_RAW = 240
 
 
 class RunState(StrEnum):
@@ -148,6 +155,11 @@ class Run:
     reason_code: str = ""
     verdict: Verdict | None = None
     message: str = ""
+    # The rest of what was asked for, so that a resumed run is the run that was asked for.
+    pinned_product: str = ""  # --product: only devices of this product
+    env: Mapping[str, str] = field(default_factory=_frozen)  # extra environment for the command
+    # Whether the command really ran in ``image``: the local executor runs on the host and only records it.
+    image_used: bool = False
 
     @classmethod
     def submit(cls, at: datetime, **fields: Any) -> Run:
@@ -168,6 +180,13 @@ class Run:
         """Refuse values no store could keep the same way on every dialect."""
         for name in ("id", "recipe", "profile", "queue", "namespace", "executor", "image", "reason_code"):
             check_text(name, getattr(self, name))
+        check_text("pinnedProduct", self.pinned_product)
+        for key, value in self.env.items():
+            check_text("env", key)
+            check_text(f"env[{key}]", value, MAX_COMMAND)
+        if self.image_used and not self.image:
+            raise RecordRejected(Refusal(RecordCode.INVALID_VALUE, "imageUsed", "is true but no image is named",
+                                         "record the image the command ran in"))
         check_text("message", self.message, MAX_COMMAND)
         check_text("command", "\x1f".join(self.command), MAX_COMMAND)
         if not self.id:
@@ -302,16 +321,60 @@ class MetricPoint:
 
 
 @dataclass(frozen=True)
+class ResultProblem:
+    """A report of the run that could not be used, kept so that the record says what was dropped.
+
+    ``line`` is the 1-based line of the metrics channel (0: the channel or the launch as a
+    whole), ``raw`` that line as written, cut to :data:`MAX_RAW` characters.
+    """
+
+    line: int
+    reason: str
+    raw: str = ""
+
+    @classmethod
+    def of(cls, line: int, reason: str, raw: str = "") -> ResultProblem:
+        """A storable problem: the raw text cut to MAX_RAW (marked by a trailing …), NULs replaced."""
+        raw = raw.replace("\x00", "\N{REPLACEMENT CHARACTER}")
+        if len(raw) > MAX_RAW:
+            raw = raw[: MAX_RAW - 1] + "…"
+        return cls(line, reason.replace("\x00", "\N{REPLACEMENT CHARACTER}")[:MAX_TEXT], raw)
+
+    def check(self, path: str) -> None:
+        check_text(f"{path}.reason", self.reason)
+        check_text(f"{path}.raw", self.raw, MAX_RAW)
+        if self.line < 0:
+            raise RecordRejected(Refusal(RecordCode.INVALID_VALUE, f"{path}.line", f"{self.line} is negative",
+                                         "count lines from 1, or 0 for the whole channel"))
+
+
+@dataclass(frozen=True)
 class RunResult:
-    """What came out: placement is proven by the claim, so correctness, startup and runtime are separate."""
+    """What came out: placement is proven by the claim, so correctness, startup and runtime are separate.
+
+    ``problems`` are the first reports that could not be used (bad metric lines, a launch that
+    failed); ``problem_count`` counts all of them.
+    """
 
     exit_status: int | None = None
     startup_s: float | None = None
     runtime_s: float | None = None
     correctness: Mapping[str, float] = field(default_factory=_frozen)
     series: tuple[MetricPoint, ...] = ()
+    problems: tuple[ResultProblem, ...] = ()
+    problem_count: int = 0
 
     def check(self) -> None:
+        if len(self.problems) > MAX_PROBLEMS:
+            raise RecordRejected(Refusal(RecordCode.TOO_LONG, "result.problems",
+                                         f"{len(self.problems)} problems, at most {MAX_PROBLEMS} are kept",
+                                         "keep the first ones and count the rest in problemCount"))
+        if self.problem_count < len(self.problems):
+            raise RecordRejected(Refusal(RecordCode.INVALID_VALUE, "result.problemCount",
+                                         f"{self.problem_count} is less than the {len(self.problems)} problems kept",
+                                         "count every problem, kept or not"))
+        for i, problem in enumerate(self.problems):
+            problem.check(f"result.problems[{i}]")
         check_finite("result.startupSeconds", self.startup_s)
         check_finite("result.runtimeSeconds", self.runtime_s)
         for key, value in self.correctness.items():

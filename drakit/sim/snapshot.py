@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drakit.clock import SYSTEM_CLOCK, Clock
@@ -21,7 +21,7 @@ from drakit.inventory.snapshot import ClusterSnapshot, Obj, ObjectKey, Provenanc
 from drakit.sim.cluster import SimPod
 from drakit.sim.result import SimEvent, SimulationResult
 from drakit.sim.runner import Run
-from drakit.sim.scenario import Scenario
+from drakit.sim.scenario import PodClaim, Scenario
 
 POD_IMAGE = "registry.example/drakit-sim:1"
 """Pods the simulator creates for workloads carry one container with this (never pulled) image."""
@@ -111,32 +111,52 @@ def _pod(run: Run, pod: SimPod, manifest: Mapping[str, Any] | None) -> dict[str,
 
 
 def _workload_pod(run: Run, pod: SimPod) -> dict[str, Any]:
-    """The Pod a workload stands for: its claims, requests and labels, one container."""
     w = run.workloads.get(pod.workload)
-    labels = dict(w.labels) if w is not None else {}
-    labels.setdefault("drakit.dev/workload", pod.workload)
+    return workload_pod(
+        pod.name, pod.namespace, pod.workload, pod.claims,
+        cpu_milli=pod.cpu, memory_bytes=pod.mem, labels=dict(w.labels) if w is not None else {},
+    )  # fmt: skip
+
+
+def workload_pod(
+    name: str,
+    namespace: str,
+    workload: str,
+    claims: Sequence[PodClaim],
+    *,
+    cpu_milli: int = 0,
+    memory_bytes: int = 0,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The Pod a workload stands for: its claims, requests and labels, one container.
+
+    Public because whatever replays a scenario elsewhere (a real cluster) must create the very
+    Pod the simulator models, not a second reading of the workload.
+    """
+    pod_labels = dict(labels or {})
+    pod_labels.setdefault("drakit.dev/workload", workload)
     requests: dict[str, str] = {}
-    if pod.cpu:
-        requests["cpu"] = _quantity_milli(pod.cpu)
-    if pod.mem:
-        requests["memory"] = str(pod.mem)
-    resources: dict[str, Any] = {"claims": [{"name": pc.name} for pc in pod.claims]}
+    if cpu_milli:
+        requests["cpu"] = _quantity_milli(cpu_milli)
+    if memory_bytes:
+        requests["memory"] = str(memory_bytes)
+    resources: dict[str, Any] = {"claims": [{"name": pc.name} for pc in claims]}
     if requests:
         resources["requests"] = requests
-    claims = []
-    for pc in pod.claims:
+    entries = []
+    for pc in claims:
         entry = {"name": pc.name}
         if pc.template is not None:
             entry["resourceClaimTemplateName"] = pc.template
         if pc.claim is not None:
             entry["resourceClaimName"] = pc.claim
-        claims.append(entry)
+        entries.append(entry)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": pod.name, "namespace": pod.namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace, "labels": pod_labels},
         "spec": {
-            "resourceClaims": claims,
+            "resourceClaims": entries,
             "containers": [{"name": "main", "image": POD_IMAGE, "resources": resources}],
         },
     }

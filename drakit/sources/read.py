@@ -229,3 +229,30 @@ def read_one(path: str, *, stdin: IO[Any] | None = None, limit: int = MAX_INPUT_
     if path == "-":
         return read_stdin(stdin, limit)
     return read_path(path, limit)
+
+
+def read_head(path: str, limit: int = MAX_INPUT_BYTES) -> tuple[bytes, bool]:
+    """The first ``limit`` bytes of a file another process wrote, and whether more followed.
+
+    For a run's metrics channel: its writer is the workload, so a runaway size or a bad byte
+    must cost the lines it spoiled, not the ones already written; decoding is the caller's.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | os.O_NONBLOCK)
+    except OSError as e:
+        raise ReadError(f"{path}: {_os_message(e)}") from None
+    os.set_blocking(fd, True)  # O_NONBLOCK only kept the open of a writerless FIFO from hanging
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ReadError(f"{path}: is a directory, not a file")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with os.fdopen(fd, "rb", buffering=0) as fh:
+            while size <= limit and (chunk := fh.read(min(_CHUNK, limit + 1 - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+    except OSError as e:
+        raise ReadError(f"{path}: cannot read: {_os_message(e)}") from None
+    data = b"".join(chunks)
+    return data[:limit], len(data) > limit

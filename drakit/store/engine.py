@@ -23,7 +23,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from drakit.errors import DrakitError
 
 __all__ = ["ENV_VAR", "StoreError", "current_revision", "default_url", "first_line", "head_revision", "make_engine", "reading",
-           "resolve_url", "shown", "upgrade"]
+           "resolve_url", "revisions", "shown", "upgrade"]
 
 ENV_VAR = "DRAKIT_STORE"
 _MIGRATIONS = Path(__file__).parent / "migrations"
@@ -120,6 +120,11 @@ def _config() -> Config:
     return config
 
 
+def revisions() -> tuple[str, ...]:
+    """Every schema revision this drakit ships, oldest first."""
+    return tuple(reversed([s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()]))
+
+
 def head_revision() -> str:
     head = ScriptDirectory.from_config(_config()).get_current_head()
     assert head is not None
@@ -141,8 +146,7 @@ def upgrade(engine: Engine, revision: str = "head") -> str | None:
     Concurrent openers are serialised: PostgreSQL by an advisory lock, SQLite by BEGIN IMMEDIATE.
     """
     current = current_revision(engine)
-    known = {s.revision for s in ScriptDirectory.from_config(_config()).walk_revisions()}
-    if current is not None and current not in known:
+    if current is not None and current not in revisions():
         raise StoreError(
             f"store {shown(engine.url)} is at schema revision {current}, newer than this drakit knows "
             f"(head {head_revision()}); upgrade drakit"

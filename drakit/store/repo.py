@@ -1,20 +1,27 @@
-"""The SQL RecordStore: every change one transaction, the run row locked while its state moves."""
+"""The SQL RecordStore: every change one transaction, the run row locked while its state moves.
+
+SQLAlchemy Core, not the ORM: a run's life is a handful of tiny transactions, and the unit of
+work (identity map, flush, merge's SELECT) cost more than the statements themselves.  The
+tables in :mod:`drakit.store.tables` stay the one schema definition.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from types import MappingProxyType
+from typing import Any
 
-from sqlalchemy import Engine, Subquery, func, insert, select
+from sqlalchemy import Connection, Engine, Row, Subquery, Table, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
 
 from drakit.outcomes import Reason, Verdict
 from drakit.records.compare import BUILTIN_METRICS, By, Group, parse_by, summarise
 from drakit.records.run import (
     TERMINAL,
     MetricPoint,
+    ResultProblem,
     Run,
     RunClaim,
     RunDevice,
@@ -28,6 +35,10 @@ from drakit.records.run import (
 from drakit.store.engine import StoreError, first_line, make_engine, reading, shown, upgrade
 from drakit.store.memory import run_exists, run_not_found, utc_now
 from drakit.store.tables import Base, ClaimRow, DeviceRow, EnvRow, MetricRow, PointRow, ResultRow, RunRow
+
+_RUNS, _CLAIMS, _DEVICES, _ENVS, _RESULTS, _METRICS, _POINTS = (
+    Base.metadata.tables[row.__tablename__] for row in (RunRow, ClaimRow, DeviceRow, EnvRow, ResultRow, MetricRow, PointRow)
+)
 
 __all__ = ["SqlRecordStore", "open_store"]
 
@@ -58,7 +69,8 @@ def _utc(at: datetime | None) -> datetime | None:
     return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
 
 
-def _run_of(row: RunRow) -> Run:
+def _run_of(row: Any) -> Run:
+    """A run from a row with the ``runs`` columns."""
     transitions = [Transition(state, when) for state, column in _STAMPS if (when := _utc(getattr(row, column)))]
     state = RunState(row.state)
     if state in TERMINAL:
@@ -69,15 +81,17 @@ def _run_of(row: RunRow) -> Run:
         id=row.id, recipe=row.recipe, profile=row.profile, queue=row.queue, namespace=row.namespace,
         executor=row.executor, command=tuple(row.command), image=row.image, transitions=tuple(transitions),
         reason_code=row.reason_code, verdict=Verdict(row.verdict) if row.verdict else None, message=row.message,
+        pinned_product=row.pinned_product, env=MappingProxyType(dict(row.env)), image_used=row.image_used,
     )
 
 
 def _run_values(run: Run) -> dict[str, object]:
     values: dict[str, object] = {
         name: getattr(run, name)
-        for name in ("id", "recipe", "profile", "queue", "namespace", "executor", "image", "reason_code", "message")
+        for name in ("id", "recipe", "profile", "queue", "namespace", "executor", "image", "reason_code", "message",
+                     "pinned_product", "image_used")
     }
-    values.update(command=list(run.command), state=run.state.value, verdict=run.verdict.value if run.verdict else None,
+    values.update(command=list(run.command), env=dict(run.env), state=run.state.value, verdict=run.verdict.value if run.verdict else None,
                   ended_at=_utc(run.transitions[-1].at) if run.state in TERMINAL else None)
     entered = {t.state: t.at for t in reversed(run.transitions)}  # the first entry into each state wins
     values.update({column: _utc(entered.get(state)) for state, column in _STAMPS})
@@ -88,21 +102,16 @@ class SqlRecordStore:
     def __init__(self, engine: Engine, *, now: Callable[[], datetime] = utc_now) -> None:
         self.engine = engine
         self._now = now
-        self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self._reads = sessionmaker(reading(engine), expire_on_commit=False)
-
-    def _session(self) -> Session:
-        return self._sessions()
+        self._reading = reading(engine)
 
     def _fail(self, error: SQLAlchemyError) -> StoreError:
         return StoreError(f"store {shown(self.engine.url)}: {first_line(error)}")
 
     def create(self, run: Run) -> None:
         run.check()
-        row = RunRow(**_run_values(run))
         try:
-            with self._session() as session, session.begin():
-                session.add(row)
+            with self.engine.begin() as c:
+                c.execute(insert(_RUNS).values(_run_values(run)))
         except IntegrityError:
             raise run_exists(run.id) from None
         except SQLAlchemyError as e:
@@ -121,19 +130,22 @@ class SqlRecordStore:
     ) -> Run:
         check_step(to, claim, devices, result)
         try:
-            with self._session() as session, session.begin():
+            with self.engine.begin() as c:
                 # FOR UPDATE locks the row on PostgreSQL; SQLite's BEGIN IMMEDIATE already holds the write lock.
-                row = session.get(RunRow, run_id, with_for_update=True)
+                row = c.execute(select(_RUNS).where(_RUNS.c.id == run_id).with_for_update()).one_or_none()
                 if row is None:
                     raise run_not_found(run_id)
-                run = _run_of(row).advance(to, at or self._now(), reason=reason)
-                for name, value in _run_values(run).items():
-                    setattr(row, name, value)
+                before = _run_of(row)
+                run = before.advance(to, at or self._now(), reason=reason)
+                old, new = _run_values(before), _run_values(run)
+                c.execute(update(_RUNS).where(_RUNS.c.id == run_id).values({k: v for k, v in new.items() if v != old[k]}))
+                # A run enters claim-allocated once, so its claim and devices are new rows, never replacements.
                 if claim is not None:
-                    session.merge(ClaimRow(run_id=run_id, **{f: getattr(claim, f) for f in _CLAIM_FIELDS}))
-                session.add_all(DeviceRow(**v) for v in _device_values(run_id, devices))
+                    c.execute(insert(_CLAIMS).values(run_id=run_id, **{f: getattr(claim, f) for f in _CLAIM_FIELDS}))
+                if devices:
+                    c.execute(insert(_DEVICES), _device_values(run_id, devices))
                 if result is not None:
-                    _insert_results(session, [(run_id, result)])
+                    _insert_results(c, [(run_id, result)])
                 return run
         except SQLAlchemyError as e:
             raise self._fail(e) from None
@@ -154,14 +166,11 @@ class SqlRecordStore:
             if record.result is not None:
                 results.append((run_id, record.result))
         try:
-            with self._session() as session, session.begin():
-                # Core executemany on the session's connection, parents first: the ORM's unit of work,
-                # and even its bulk-insert path, made batches 2-3x slower than a bare insert.
-                connection = session.connection()
-                for table, values in ((RunRow, runs), (ClaimRow, claims), (DeviceRow, devices), (EnvRow, envs)):
-                    if values:
-                        connection.execute(insert(Base.metadata.tables[table.__tablename__]), values)
-                _insert_results(session, results)
+            with self.engine.begin() as c:
+                for table, values in ((_RUNS, runs), (_CLAIMS, claims), (_DEVICES, devices), (_ENVS, envs)):
+                    if values:  # executemany, parents first
+                        c.execute(insert(table), values)
+                _insert_results(c, results)
         except IntegrityError as e:
             raise StoreError(f"store {shown(self.engine.url)}: nothing was imported, a run in the batch is "
                              f"already recorded ({first_line(e)})") from None
@@ -172,42 +181,43 @@ class SqlRecordStore:
     def record_env(self, run_id: str, env: RunEnv) -> None:
         env.check()
         try:
-            with self._session() as session, session.begin():
-                if session.get(RunRow, run_id) is None:
+            with self.engine.begin() as c:
+                if c.execute(select(_RUNS.c.id).where(_RUNS.c.id == run_id)).first() is None:
                     raise run_not_found(run_id)
-                session.merge(EnvRow(**_env_values(run_id, env)))
+                c.execute(delete(_ENVS).where(_ENVS.c.run_id == run_id))
+                c.execute(insert(_ENVS).values(_env_values(run_id, env)))
         except SQLAlchemyError as e:
             raise self._fail(e) from None
 
     def get(self, run_id: str) -> RunRecord:
+        """One snapshot, few statements: the run with its claim, environment and result in one join."""
+        joined = select(_RUNS, *_prefixed(_CLAIMS, "claim_"), *_prefixed(_ENVS, "env_"), *_prefixed(_RESULTS, "result_"))
+        joined = joined.select_from(_RUNS.outerjoin(_CLAIMS).outerjoin(_ENVS).outerjoin(_RESULTS))
         try:
-            with self._reads() as session, session.begin():
-                row = session.get(RunRow, run_id)
+            with self._reading.connect() as c, c.begin():
+                row = c.execute(joined.where(_RUNS.c.id == run_id)).one_or_none()
                 if row is None:
                     raise run_not_found(run_id)
-                claim = session.get(ClaimRow, run_id)
-                devices = session.scalars(
-                    select(DeviceRow).where(DeviceRow.run_id == run_id).order_by(DeviceRow.position)
-                ).all()
-                env = session.get(EnvRow, run_id)
-                result = session.get(ResultRow, run_id)
+                claim, env, result = (_part(row, p, t) for p, t in (("claim_", _CLAIMS), ("env_", _ENVS),
+                                                                    ("result_", _RESULTS)))
+                devices = c.execute(select(_DEVICES).where(_DEVICES.c.run_id == run_id).order_by(_DEVICES.c.position))
                 return RunRecord(
                     run=_run_of(row),
-                    claim=RunClaim(**{f: getattr(claim, f) for f in _CLAIM_FIELDS}) if claim else None,
+                    claim=RunClaim(**{f: claim[f] for f in _CLAIM_FIELDS}) if claim else None,
                     devices=tuple(_device_of(d) for d in devices),
                     env=_env_of(env) if env else None,
-                    result=_result_of(session, result) if result else None,
+                    result=_result_of(c, result) if result else None,
                 )
         except SQLAlchemyError as e:
             raise self._fail(e) from None
 
     def runs(self, *, state: RunState | None = None, limit: int | None = None) -> tuple[Run, ...]:
-        query = select(RunRow).order_by(RunRow.submitted_at, RunRow.id).limit(limit)
+        query = select(_RUNS).order_by(_RUNS.c.submitted_at, _RUNS.c.id).limit(limit)
         if state is not None:
-            query = query.where(RunRow.state == state.value)
+            query = query.where(_RUNS.c.state == state.value)
         try:
-            with self._reads() as session, session.begin():
-                return tuple(_run_of(row) for row in session.scalars(query))
+            with self._reading.connect() as c, c.begin():
+                return tuple(_run_of(row) for row in c.execute(query))
         except SQLAlchemyError as e:
             raise self._fail(e) from None
 
@@ -219,7 +229,7 @@ class SqlRecordStore:
         """
         pairs = _metric_pairs(parse_by(by), metric)
         try:
-            with self._reads() as session, session.begin():
+            with self._reading.connect() as c, c.begin():
                 if self.engine.dialect.name == "postgresql":
                     key, value = pairs.c.key, pairs.c.value
                     grouped = select(
@@ -228,10 +238,10 @@ class SqlRecordStore:
                     ).group_by(key).order_by(key)
                     return tuple(
                         Group(k, n, float(m), float(q1), float(q3), float(lo), float(hi))
-                        for k, n, m, q1, q3, lo, hi in session.execute(grouped)
+                        for k, n, m, q1, q3, lo, hi in c.execute(grouped)
                     )
-                rows = session.execute(select(pairs.c.key, pairs.c.value).order_by(pairs.c.key, pairs.c.value))
-                return _groups_of_sorted(rows)
+                rows = c.execute(select(pairs.c.key, pairs.c.value).order_by(pairs.c.key, pairs.c.value))
+                return _groups_of_sorted(tuple(r) for r in rows)
         except SQLAlchemyError as e:
             raise self._fail(e) from None
 
@@ -276,7 +286,19 @@ def _device_values(run_id: str, devices: tuple[RunDevice, ...]) -> list[dict[str
     ]
 
 
-def _device_of(row: DeviceRow) -> RunDevice:
+def _prefixed(table: Table, prefix: str) -> list[Any]:
+    return [column.label(prefix + column.name) for column in table.c]
+
+
+def _part(row: Row[Any], prefix: str, table: Table) -> dict[str, Any] | None:
+    """The columns of an outer-joined ``table`` in ``row``, or ``None`` where it had no row."""
+    values = row._mapping
+    if values[prefix + "run_id"] is None:
+        return None
+    return {column.name: values[prefix + column.name] for column in table.c}
+
+
+def _device_of(row: Any) -> RunDevice:
     return RunDevice(
         consumed_capacity=MappingProxyType(dict(row.consumed_capacity)),
         attributes=MappingProxyType(dict(row.attributes)),
@@ -285,15 +307,15 @@ def _device_of(row: DeviceRow) -> RunDevice:
     )
 
 
-def _insert_results(session: Session, results: list[tuple[str, RunResult]]) -> None:
-    plain = [{"run_id": i, "exit_status": r.exit_status, "startup_s": r.startup_s, "runtime_s": r.runtime_s}
+def _insert_results(c: Connection, results: list[tuple[str, RunResult]]) -> None:
+    plain = [{"run_id": i, "exit_status": r.exit_status, "startup_s": r.startup_s, "runtime_s": r.runtime_s,
+              "problem_count": r.problem_count, "problems": [dataclasses.asdict(p) for p in r.problems]}
              for i, r in results]
     metrics = [{"run_id": i, "name": k, "value": v} for i, r in results for k, v in r.correctness.items()]
     points = [{"run_id": i, "name": p.name, "step": p.step, "value": p.value} for i, r in results for p in r.series]
-    connection = session.connection()
-    for table, values in ((ResultRow, plain), (MetricRow, metrics), (PointRow, points)):
+    for table, values in ((_RESULTS, plain), (_METRICS, metrics), (_POINTS, points)):
         if values:
-            connection.execute(insert(Base.metadata.tables[table.__tablename__]), values)
+            c.execute(insert(table), values)
 
 
 def _env_values(run_id: str, env: RunEnv) -> dict[str, object]:
@@ -301,19 +323,22 @@ def _env_values(run_id: str, env: RunEnv) -> dict[str, object]:
             "frameworks": dict(env.frameworks), "nvml": [dict(g) for g in env.nvml]}
 
 
-def _env_of(row: EnvRow) -> RunEnv:
-    return RunEnv(image_digest=row.image_digest, python=row.python,
-                  frameworks=MappingProxyType(dict(row.frameworks)),
-                  nvml=tuple(MappingProxyType(dict(g)) for g in row.nvml))
+def _env_of(row: dict[str, Any]) -> RunEnv:
+    return RunEnv(image_digest=row["image_digest"], python=row["python"],
+                  frameworks=MappingProxyType(dict(row["frameworks"])),
+                  nvml=tuple(MappingProxyType(dict(g)) for g in row["nvml"]))
 
 
-def _result_of(session: Session, row: ResultRow) -> RunResult:
-    metrics = session.scalars(select(MetricRow).where(MetricRow.run_id == row.run_id).order_by(MetricRow.name))
-    points = session.scalars(
-        select(PointRow).where(PointRow.run_id == row.run_id).order_by(PointRow.name, PointRow.step)
-    )
+def _result_of(c: Connection, row: dict[str, Any]) -> RunResult:
+    run_id = row["run_id"]
+    metrics = c.execute(select(_METRICS.c.name, _METRICS.c.value).where(_METRICS.c.run_id == run_id)
+                        .order_by(_METRICS.c.name))
+    points = c.execute(select(_POINTS.c.name, _POINTS.c.step, _POINTS.c.value).where(_POINTS.c.run_id == run_id)
+                       .order_by(_POINTS.c.name, _POINTS.c.step))
     return RunResult(
-        exit_status=row.exit_status, startup_s=row.startup_s, runtime_s=row.runtime_s,
-        correctness=MappingProxyType({m.name: m.value for m in metrics}),
-        series=tuple(MetricPoint(p.name, p.step, p.value) for p in points),
+        exit_status=row["exit_status"], startup_s=row["startup_s"], runtime_s=row["runtime_s"],
+        correctness=MappingProxyType({name: value for name, value in metrics}),
+        series=tuple(MetricPoint(name, step, value) for name, step, value in points),
+        problems=tuple(ResultProblem(p["line"], p["reason"], p["raw"]) for p in row["problems"]),
+        problem_count=row["problem_count"],
     )

@@ -9,13 +9,25 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    false,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from drakit.records.run import MAX_TEXT
 
 __all__ = ["Base", "ClaimRow", "DeviceRow", "EnvRow", "MetricRow", "PointRow", "QueueLockRow", "ReservationRow", "ResultRow",
-           "RunRow"]
+           "RunRow", "TokenRow"]
 
 _Str = String(MAX_TEXT)
 _When = DateTime(timezone=True)
@@ -45,6 +57,9 @@ class RunRow(Base):
     claim_allocated_at: Mapped[datetime | None] = mapped_column(_When)
     container_started_at: Mapped[datetime | None] = mapped_column(_When)
     ended_at: Mapped[datetime | None] = mapped_column(_When)
+    pinned_product: Mapped[str] = mapped_column(_Str, server_default="")
+    env: Mapped[dict[str, str]] = mapped_column(JSON, server_default=text("'{}'"))
+    image_used: Mapped[bool] = mapped_column(server_default=false())
 
 
 class ClaimRow(Base):
@@ -104,6 +119,8 @@ class ResultRow(Base):
     exit_status: Mapped[int | None] = mapped_column(Integer)
     startup_s: Mapped[float | None] = mapped_column(Float)
     runtime_s: Mapped[float | None] = mapped_column(Float)
+    problem_count: Mapped[int] = mapped_column(Integer, server_default="0")
+    problems: Mapped[list[dict[str, Any]]] = mapped_column(JSON, server_default=text("'[]'"))  # {line, reason, raw}
 
 
 class MetricRow(Base):
@@ -144,3 +161,18 @@ class QueueLockRow(Base):
     __tablename__ = "queue_locks"
 
     name: Mapped[str] = mapped_column(_Str, primary_key=True)
+
+
+class TokenRow(Base):
+    """A bearer token of ``drakit serve``: its SHA-256 digest only (see drakit.web.auth), never the token."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    team: Mapped[str] = mapped_column(_Str)
+    namespaces: Mapped[list[str]] = mapped_column(JSON)
+    admin: Mapped[bool]
+    description: Mapped[str] = mapped_column(_Str)
+    created_at: Mapped[datetime] = mapped_column(_When)
+    revoked_at: Mapped[datetime | None] = mapped_column(_When)

@@ -22,7 +22,6 @@ same one ``drakit profile apply-to`` merges, so the three ways to attach a profi
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +34,7 @@ from drakit.profiles.compile import (
     CompiledProfile,
     PodFragment,
 )
+from drakit.webhook import codec
 
 CONTAINER_ANNOTATION = "drakit.dev/container"
 INJECTED_ANNOTATION = "drakit.dev/injected"  # the profile whose claims admission added
@@ -130,7 +130,7 @@ class Decision:
             resp["status"] = {"code": 403, "reason": "Forbidden", "message": self.denial.line()}
         elif self.patch:
             resp["patchType"] = "JSONPatch"
-            resp["patch"] = base64.b64encode(json.dumps(list(self.patch), separators=(",", ":")).encode()).decode()
+            resp["patch"] = base64.b64encode(codec.dumps(list(self.patch))).decode()
         if self.warnings:
             resp["warnings"] = list(self.warnings)
         return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": resp}
@@ -211,7 +211,7 @@ def mutate(review: Mapping[str, Any], injector: Injector) -> Decision:
             BYPASSES_KUEUE, f"profile {rule.profile} routes to Kueue queue {rule.queue}, which counts devices from the "
             "workload's pod template, not from Pods",
             "submit a Job (or another workload) with the label, or enable Kueue's pod integration (--kueue-pods)"))
-    mutated = json.loads(json.dumps(obj))  # the object is JSON: this copies it 4x faster than deepcopy
+    mutated = _writable(obj, POD_SPEC_PATHS[kind])
     specs = _pod_specs(mutated, kind)
     if specs is None:
         return Decision(uid, denial=Denial(NO_POD_SPEC, f"{kind} has no pod spec at {'.'.join(POD_SPEC_PATHS[kind])}"))
@@ -231,12 +231,56 @@ def mutate(review: Mapping[str, Any], injector: Injector) -> Decision:
     return Decision(uid, tuple(ops), warnings=tuple(warnings))
 
 
+def _writable(obj: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    """A copy of ``obj`` for :func:`_inject` to edit, of just what it edits: the object, its
+    metadata and annotations, the way down to each pod spec, the spec, its containers and their
+    resources, limits and requests.  Everything else stays the request's own objects, so the copy
+    costs little and :func:`_diff` passes over the shared parts by identity.  A pod from the API
+    server is a few KB; copying it all and comparing it all again was most of the decision."""
+    out = dict(obj)
+    meta = out["metadata"] = dict(obj["metadata"])  # a dict: mutate returned early otherwise
+    annotations = meta.get("annotations")
+    meta["annotations"] = dict(annotations) if isinstance(annotations, dict) else {}
+    return _writable_path(out, path)
+
+
+def _writable_path(node: Any, path: tuple[str, ...]) -> Any:
+    if not path:
+        return _writable_spec(node) if isinstance(node, dict) else node
+    step, rest = path[0], path[1:]
+    if step == "[]":
+        return [_writable_path(n, rest) for n in node] if isinstance(node, list) else node
+    if step == "{}":
+        return {k: v if k in SKIPPED_ROLES else _writable_path(v, rest) for k, v in node.items()} if isinstance(
+            node, dict) else node
+    if not isinstance(node, dict) or step not in node:
+        return node
+    return {**node, step: _writable_path(node[step], rest)}
+
+
+def _writable_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    spec = dict(spec)
+    if isinstance(spec.get("containers"), list):
+        spec["containers"] = [_writable_container(c) if isinstance(c, dict) else c for c in spec["containers"]]
+    return spec
+
+
+def _writable_container(c: dict[str, Any]) -> dict[str, Any]:
+    c = dict(c)
+    if isinstance(c.get("resources"), dict):
+        res = c["resources"] = dict(c["resources"])
+        for part in ("limits", "requests"):
+            if isinstance(res.get(part), dict):
+                res[part] = dict(res[part])
+    return c
+
+
 def _diff(old: Any, new: Any, at: tuple[str | int, ...], ops: list[dict[str, Any]]) -> None:
     """RFC 6902 operations turning ``old`` into ``new`` for the edits made here: keys added or
     removed, lists extended at the end (``add`` at each new index, never ``-``), items taken out
     of a list removed one by one.  jsonpatch's own differ looks for moves in every list, which
     costs ten times the decision itself; these edits never move anything."""
-    if old == new:
+    if old is new or old == new:
         return
     if isinstance(old, dict) and isinstance(new, dict):
         for k in old:
@@ -272,9 +316,8 @@ def _removed(old: list[Any], new: list[Any]) -> list[int] | None:
 
 
 def _pointer(parts: tuple[str | int, ...]) -> str:
-    import jsonpatch  # the webhook extra (its pointer escaping: ~0, ~1); `drakit admission policy` runs without it
-
-    return str(jsonpatch.JsonPointer.from_parts(parts).path)
+    """RFC 6901: ``~`` as ``~0``, then ``/`` as ``~1`` (in that order, so ``~1`` in a key stays itself)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def _has_claim(spec: dict[str, Any], fragment: PodFragment) -> bool:

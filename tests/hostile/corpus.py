@@ -376,7 +376,7 @@ DEVICE = {"name": "gpu-0", "driver": "gpu.example.com",
 
 SANE: frozenset[str] = frozenset()
 # The verbs that read profile files: a broken profile is refused by each of them.
-PROFILE_VERBS: frozenset[str] = frozenset({"profile-compile", "profile-polyaxon", "admission-policy"})
+PROFILE_VERBS: frozenset[str] = frozenset({"profile-compile", "profile-polyaxon", "admission-policy", "run-kubernetes"})
 """Valid to the API server too (``1e1000000000`` is a Quantity): only a sane answer is required."""
 
 CLUSTER_VERBS = frozenset({"validate", "allocate", "explain", "match", "lint", "trial", "simulate", "profile-eligible",

@@ -42,6 +42,8 @@ VERBS: dict[str, Callable[[str], list[str]]] = {
     "snapshot-kubeconfig": lambda f: ["snapshot", "--kubeconfig", f],  # the input is the kubeconfig
     "run-sim": lambda f: ["run", "-f", f, "--executor", "sim", "-p", "evaluation", "--store", "sqlite:///:memory:",
                           "--", "true"],
+    "run-kubernetes": lambda f: ["run", "--executor", "kubernetes", "-p", f, "--image", "busybox", "--store",
+                                 "sqlite:///:memory:", "--kubeconfig", "/nonexistent/kubeconfig", "--", "true"],
     "discover-replay": lambda f: ["discover", "--replay", f],
     "describe": lambda f: ["describe", "pod/train", "-n", "ml", "-f", f],
     "describe-class": lambda f: ["describe", "deviceclass/gpu.example.com", "-f", f],

@@ -33,6 +33,7 @@ from tests.integration.kueue import (
     stop_kueue,
 )
 from tests.integration.kueue_scenario import DEVICE_CLASS_MAPPINGS
+from tests.integration.kwok import EXECUTOR_MAPPINGS
 
 _RUNNING: list[ControlPlane] = []
 _KUEUE: list[KueueManager] = []
@@ -78,14 +79,15 @@ def cluster(control_plane: ControlPlane) -> Iterator[Cluster]:
 @pytest.fixture(scope="session")
 def kueue(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KueueManager]:
     """Kueue v0.19.2 (``cluster/addons.sh``) running against the session's control plane, with the
-    agreement scenario's deviceClassMappings (the manager reads them only at start)."""
+    agreement scenario's deviceClassMappings and the kubernetes executor check's (the manager reads
+    them only at start)."""
     directory = kueue_dir()
     missing = missing_parts(directory)
     if missing:
         unavailable(f"Kueue not built ({', '.join(missing)} missing in {directory}); run `make cluster`")
     try:
         manager = start_kueue(
-            cluster, tmp_path_factory.mktemp("kueue"), device_class_mappings=DEVICE_CLASS_MAPPINGS
+            cluster, tmp_path_factory.mktemp("kueue"), device_class_mappings=DEVICE_CLASS_MAPPINGS + EXECUTOR_MAPPINGS
         )
     except KueueError as exc:
         pytest.fail(str(exc), pytrace=False)

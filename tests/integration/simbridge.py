@@ -17,10 +17,10 @@ from typing import Any
 
 from drakit.inventory import templates
 from drakit.sim.scenario import PodClaim, Scenario
+from drakit.sim.snapshot import workload_pod
 from tests.integration.kube import Cluster
 
 V1 = "resource.k8s.io/v1"
-POD_IMAGE = "registry.example/drakit-agreement:1"
 
 
 @dataclass(frozen=True)
@@ -127,38 +127,14 @@ def namespaced_objects(scenario: Scenario, kind: str, namespace: str) -> list[di
     return out
 
 
-def _quantity_milli(milli: int) -> str:
-    return f"{milli}m"
-
-
 def pod_manifest(pod: PlannedPod, namespace: str) -> dict[str, Any]:
-    """The Pod the simulator models: its claims, requests and labels, one container."""
-    requests: dict[str, str] = {}
-    if pod.cpu_milli:
-        requests["cpu"] = _quantity_milli(pod.cpu_milli)
-    if pod.memory_bytes:
-        requests["memory"] = str(pod.memory_bytes)
-    resources: dict[str, Any] = {"claims": [{"name": c.name} for c in pod.claims]}
-    if requests:
-        resources["requests"] = requests
-    claims = []
-    for c in pod.claims:
-        entry: dict[str, str] = {"name": c.name}
-        if c.template is not None:
-            entry["resourceClaimTemplateName"] = c.template
-        if c.claim is not None:
-            entry["resourceClaimName"] = c.claim
-        claims.append(entry)
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": pod.name, "namespace": namespace, "labels": dict(pod.labels)},
-        "spec": {
-            "terminationGracePeriodSeconds": 0,
-            "resourceClaims": claims,
-            "containers": [{"name": "main", "image": POD_IMAGE, "resources": resources}],
-        },
-    }
+    """The Pod the simulator models (its own builder), in ``namespace``, deleted without grace."""
+    manifest = workload_pod(
+        pod.name, namespace, pod.workload, pod.claims,
+        cpu_milli=pod.cpu_milli, memory_bytes=pod.memory_bytes, labels=dict(pod.labels),
+    )  # fmt: skip
+    manifest["spec"]["terminationGracePeriodSeconds"] = 0
+    return manifest
 
 
 def node_resources(node: Mapping[str, Any]) -> dict[str, str]:

@@ -117,10 +117,17 @@ def live_states(cluster: Cluster, kueue: KueueManager) -> Iterator[dict[str, Any
         cluster.create(_template("one", ns, "gpu-48g", 1))
         cluster.create(_template("odd", ns, UNMAPPED, 1))
         jobs = {"holder": "two", "first": "one", "second": "one", "unmapped": "odd"}
+        def workload_of(job: str) -> dict[str, Any] | None:
+            return next((w for w in cluster.list_objects(KUEUE_API, "Workload", ns)
+                         if w["metadata"]["ownerReferences"][0]["name"] == job), None)  # fmt: skip
+
         for name, template in jobs.items():
             cluster.create(_job(name, ns, template))
             if name in ("holder", "first"):
-                time.sleep(1.1)  # distinct creation seconds: Kueue orders by them
+                # StrictFIFO orders by the *Workload's* creation second, which the Job reconciler
+                # sets: under load it lags, so wait for each before the next Job is created.
+                cluster.wait_for(f"the Workload of {name}", lambda name=name: workload_of(name), timeout=60)
+                time.sleep(1.1)
 
         def settled() -> dict[str, Any] | None:
             wls = {
@@ -209,6 +216,50 @@ def test_queue_explain_verb_reads_the_live_cluster(
     assert holder.exit_code == 0 and "is admitted" in holder.stdout, holder.stdout + holder.stderr
     unmapped = run("queue", "explain", "job/unmapped", "-n", ns, "--kubeconfig", kubeconfig, "-o", "json")
     assert unmapped.exit_code == 3 and json.loads(unmapped.stdout)["verdict"] == LiveVerdict.INADMISSIBLE.value
+
+
+def test_queue_explainer_role_is_enough(
+    live_states: dict[str, Any], cluster: Cluster, control_plane: ControlPlane, tmp_path: Path
+) -> None:
+    """A ServiceAccount holding only ``drakit rbac queue-explainer`` runs ``queue explain``: Workloads
+    listed cluster-wide (no warning), the manager's ConfigMap read (the mapped class turns the
+    parked Workload into StuckInadmissible); one without it is refused (exit 6)."""
+    import yaml
+    from kubernetes import client as k8s
+
+    from drakit.cli.testing import run
+    from drakit.live.kueue import CONFIG_MAP
+    from drakit.live.rbac import Subject, manifests
+
+    ns = live_states["localQueues"][0]["metadata"]["namespace"]
+    kueue_ns, cm_name, key = CONFIG_MAP
+    if cluster.get("v1", "Namespace", kueue_ns) is None:
+        cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": kueue_ns}})
+    mappings = [*DEVICE_CLASS_MAPPINGS, {"name": "example.com/odd", "deviceClassNames": [UNMAPPED]}]
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": cm_name, "namespace": kueue_ns},
+                  "data": {key: yaml.safe_dump({"resources": {"deviceClassMappings": mappings}})}}  # fmt: skip
+    objects = manifests("queue-explainer", namespace=ns, subject=Subject("ServiceAccount", "explainer", ns))
+    cluster.apply_all([config_map, *objects])
+    request = k8s.AuthenticationV1TokenRequest(spec=k8s.V1TokenRequestSpec(audiences=[], expiration_seconds=3600))
+
+    def kubeconfig(sa: str) -> str:
+        token = cluster.core.create_namespaced_service_account_token(sa, ns, request).status.token
+        return str(control_plane.write_kubeconfig(tmp_path / f"{sa}.kubeconfig", token=str(token)))
+
+    try:
+        explainer = kubeconfig("explainer")
+        first = run("queue", "explain", "job/first", "-n", ns, "--kubeconfig", explainer, "-o", "json")
+        assert first.exit_code == 3 and first.stderr == "", first.stdout + first.stderr
+        assert json.loads(first.stdout)["verdict"] == LiveVerdict.WAITING_FOR_QUOTA.value
+        stuck = run("queue", "explain", "job/unmapped", "-n", ns, "--kubeconfig", explainer, "-o", "json")
+        assert stuck.exit_code == 3, stuck.stdout + stuck.stderr
+        assert json.loads(stuck.stdout)["verdict"] == LiveVerdict.STUCK_INADMISSIBLE.value
+        cluster.core.create_namespaced_service_account(ns, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="nobody")))
+        refused = run("queue", "explain", "job/first", "-n", ns, "--kubeconfig", kubeconfig("nobody"))
+        assert refused.exit_code == 6 and "forbidden" in refused.stderr, refused.stderr
+    finally:
+        for obj in [config_map, *objects]:
+            cluster.delete(obj, obj["metadata"].get("namespace"))
 
 
 def _scrub(state: dict[str, Any]) -> dict[str, Any]:

@@ -70,20 +70,6 @@ UPSTREAM_PANIC = "internal error: "
 # boundary where includes() itself behaves differently.
 KNOWN_SKEW_COST = ("includes(",)
 
-# drakit's Quantity follows the newest apimachinery, where subtracting the most negative int64
-# stays exact; v0.37.2's int64Amount.Sub negates it, which wraps (8E.sub(-9223372036854775808)
-# is -1223372036854775808 there).
-KNOWN_SKEW_QUANTITY_SUB = "9223372036854775808"
-
-
-def quantity_sub_skew(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> bool:
-    return (
-        KNOWN_SKEW_QUANTITY_SUB in case.expression
-        and "sub(" in case.expression
-        and want.get("type") == got.get("type") == "quantity"
-    )
-
-
 # --- drakit's answer, in the oracle's shape ------------------------------------------------
 
 
@@ -341,9 +327,7 @@ def disagreements(case: CelCase, want: dict[str, Any], got: dict[str, Any]) -> l
         # distinct() receiving an error value) are upstream bugs, not behaviour to copy.
         if wm != gm and not wm.startswith(UPSTREAM_PANIC):
             problems.append(f"runtime error: oracle {wm!r}, drakit {gm!r}")
-    elif not quantity_sub_skew(case, want, got) and (
-        want.get("type") != got.get("type") or not _same(_unpoint(want.get("value")), got.get("value"))
-    ):
+    elif want.get("type") != got.get("type") or not _same(_unpoint(want.get("value")), got.get("value")):
         problems.append(
             f"value: oracle {want.get('value')!r} ({want.get('type')}), "
             f"drakit {got.get('value')!r} ({got.get('type')})"

@@ -73,5 +73,6 @@ def test_webhook_benchmark_quick_run_prints_its_table() -> None:
     header = [line for line in lines if line.startswith(HEADER)]
     assert len(header) == 1 and "ratio p99 mutate/echo" in header[0], proc.stdout
     rows = [line for line in lines if line.startswith("| (")]
-    assert [r.split("|")[1].strip().split()[0] for r in rows] == ["(echo)", "(mutate)"], proc.stdout
+    # closed loop and one open-loop rate, each route side by side
+    assert [r.split("|")[1].strip().split()[0] for r in rows] == ["(echo)", "(mutate)"] * 2, proc.stdout
     assert all(row.count("|") == header[0].count("|") for row in rows), proc.stdout

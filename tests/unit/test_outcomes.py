@@ -31,7 +31,8 @@ PINNED: dict[type[StrEnum], list[str]] = {
         "NearMiss", "DevicesInUse", "ConstraintsUnsatisfiable", "ClaimNotAvailableOnNode",
         "AllocationTimeout", "AllocationError", "Fits", "PrepareFailed", "DriverNotRegistered",
         "NotReservedForPod", "BindingConditionsPending", "BindingFailed", "Running", "Allocated",
-        "PrepareClaimMissing", "PrepareDeadlineExceeded", "PrepareDriverError", "FitsWithoutConstraint",
+        "PrepareClaimMissing", "PrepareDeadlineExceeded", "PrepareDriverError", "UnprepareFailed",
+        "DevicesNotReleased", "FitsWithoutConstraint",
     ],
 }  # fmt: skip
 

@@ -307,16 +307,33 @@ def test_add_int_uses_decimal_exponent() -> None:
     assert q("50k").add(20).sub(q("100k")).sub(-50000).as_integer() == 20
 
 
-def test_most_negative_int64_goes_exact() -> None:
+MOST_NEGATIVE = "-9223372036854775808"
+
+
+@pytest.mark.parametrize(
+    ("a", "want", "text"),
+    [
+        pytest.param("8E", -1223372036854775808, "-1223372036854775808", id="wraps"),
+        pytest.param("0", -(2**63), "-9223372036854775808", id="zero-takes-it-as-is"),
+        pytest.param("1", -(2**63) + 1, "-9223372036854775807", id="one"),
+        pytest.param("1k", -(2**63) + 1000, "-9223372036854774808", id="scaled"),
+        pytest.param("-1", 2**63 - 1, "9223372036854775807", id="int64-overflow-goes-decimal"),
+        pytest.param("1n", 2**63 + Fraction(1, 10**9), "9223372036854775808000000001n", id="scale-overflow-goes-decimal"),
+    ],
+)  # fmt: skip
+def test_sub_most_negative_int64_as_v0_37_2(a: str, want: Fraction, text: str) -> None:
+    """v0.37.2's ``int64Amount.Sub`` adds ``-b.value``, which wraps for -2^63 (the oracle agrees)."""
     most_negative = q("-9e18").add(q("-223372036854775808"))  # int64 form at -2^63
-    assert most_negative.is_integer()
-    assert most_negative.as_integer() == -(2**63)
-    negated = most_negative.neg()
-    assert negated.exact() == 2**63
-    assert not negated.is_integer()
-    assert q("0").sub(most_negative).exact() == 2**63
-    assert q("1").sub(most_negative).exact() == 2**63 + 1
-    assert str(q("0").sub(most_negative)) == "9223372036854775808"
+    assert most_negative.is_integer() and most_negative.as_integer() == -(2**63)
+    got = q(a).sub(most_negative)
+    assert (got.exact(), str(got)) == (want, text)
+    assert q(a).sub(int(MOST_NEGATIVE)) == got  # CEL's sub(int)
+
+
+def test_neg_most_negative_int64_wraps() -> None:
+    assert q(MOST_NEGATIVE).neg().exact() == 2**63  # parsed, it is held as a big decimal: exact
+    wrapped = q("-9e18").add(q("-223372036854775808")).neg()  # int64 form: Go's -value wraps
+    assert wrapped.exact() == -(2**63)
 
 
 def test_giant_arithmetic_refuses_instead_of_exhausting_memory() -> None:
@@ -580,11 +597,13 @@ def test_add_sub_match_rationals(x: Quantity, y: Quantity) -> None:
     s = x.add(y)
     d = x.sub(y)
     assert s.exact() == x.exact() + y.exact()
-    assert d.exact() == x.exact() - y.exact()
+    if y.exact() != -(2**63):  # v0.37.2 wraps its negation (test_sub_most_negative_int64_as_v0_37_2)
+        assert d.exact() == x.exact() - y.exact()
     assert s.sign() == (s.exact() > 0) - (s.exact() < 0)
     if s.is_integer():
         assert s.as_integer() == s.exact()
-    assert x.neg().exact() == -x.exact()
+    if x.exact() != -(2**63):  # test_neg_most_negative_int64_wraps
+        assert x.neg().exact() == -x.exact()
 
 
 @settings(max_examples=300, deadline=None)

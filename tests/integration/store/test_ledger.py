@@ -45,8 +45,9 @@ def ledger(request: pytest.FixtureRequest, empty_url: Callable[[str], str]) -> I
     engine.dispose()
 
 
-def test_migration_head_is_the_ledger() -> None:
-    assert head_revision() == "0003"
+def test_migration_history_holds_the_ledger() -> None:
+    # 0003 made the ledger's tables; later revisions (0004: the web's tokens) chain after it.
+    assert head_revision() >= "0003"
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,6 +18,7 @@ from drakit.records import (
     MetricPoint,
     RecordCode,
     RecordRejected,
+    ResultProblem,
     Run,
     RunClaim,
     RunDevice,
@@ -26,7 +28,8 @@ from drakit.records import (
     RunState,
     compare,
 )
-from drakit.store.engine import StoreError, current_revision, head_revision, make_engine, upgrade
+from drakit.records.run import MAX_RAW
+from drakit.store.engine import StoreError, current_revision, head_revision, make_engine, revisions, upgrade
 from drakit.store.memory import MemoryRecordStore
 from drakit.store.protocol import RecordStore
 from drakit.store.repo import SqlRecordStore, open_store
@@ -60,7 +63,8 @@ def _device(i: int, product: str = "NVIDIA H100 80GB HBM3", driver_version: str 
 def _finish(store: RecordStore, run_id: str, *, profile: str = "train", devices: tuple[RunDevice, ...] = (),
             runtime: float = 10.0, accuracy: float = 0.9) -> None:
     store.create(Run.submit(T0, id=run_id, recipe="mnist", profile=profile, queue="team-a",
-                            command=("python", "-c", "print(1)"), image="repo/img:1"))
+                            command=("python", "-c", "print(1)"), image="repo/img:1", image_used=True,
+                            pinned_product="NVIDIA H100 80GB HBM3", env={"SEED": "7", "EMPTY": ""}))
     store.advance(run_id, RunState.ADMITTED, at=T0 + timedelta(seconds=1))
     store.advance(run_id, RunState.CLAIM_ALLOCATED, at=T0 + timedelta(seconds=2),
                   claim=RunClaim("team-a", f"{run_id}-gpu", f"uid-{run_id}", "gpu-template", f"{run_id}-pod",
@@ -69,7 +73,12 @@ def _finish(store: RecordStore, run_id: str, *, profile: str = "train", devices:
     store.advance(run_id, RunState.CONTAINER_STARTED, at=T0 + timedelta(seconds=3))
     store.advance(run_id, RunState.FINISHED, at=T0 + timedelta(seconds=3 + runtime),
                   result=RunResult(0, 1.5, runtime, {"accuracy": accuracy},
-                                   (MetricPoint("loss", 1, 0.7), MetricPoint("loss", 2, 0.3))))
+                                   (MetricPoint("loss", 1, 0.7), MetricPoint("loss", 2, 0.3)), PROBLEMS, 41))
+
+
+PROBLEMS = (ResultProblem.of(3, "not JSON (Expecting value at column 1)", "{not json"),
+            ResultProblem.of(9, "not UTF-8 (invalid start byte at byte 0)", "\ufffd\u2028" + "x" * 500),
+            ResultProblem.of(0, "cannot start 'x': No such file or directory"))
 
 
 def test_round_trip_keeps_every_field(store: RecordStore) -> None:
@@ -89,6 +98,14 @@ def test_round_trip_keeps_every_field(store: RecordStore) -> None:
     assert (record.result.exit_status, record.result.startup_s, record.result.runtime_s) == (0, 1.5, 10.0)
     assert dict(record.result.correctness) == {"accuracy": 0.9}
     assert record.result.series == (MetricPoint("loss", 1, 0.7), MetricPoint("loss", 2, 0.3))
+    assert record.result.problems == PROBLEMS and record.result.problem_count == 41
+    assert len(PROBLEMS[1].raw) == MAX_RAW and PROBLEMS[1].raw.endswith("…")
+    run = record.run
+    assert (run.image, run.image_used, run.pinned_product) == ("repo/img:1", True, "NVIDIA H100 80GB HBM3")
+    assert dict(run.env) == {"SEED": "7", "EMPTY": ""}
+    copy = RunRecord(replace(run, id="r1-copy"), record.claim, record.devices, record.env, record.result)
+    assert store.import_records([copy]) == 1
+    assert store.get("r1-copy") == copy
 
 
 def test_failure_keeps_the_cores_reason(store: RecordStore) -> None:
@@ -282,10 +299,12 @@ def test_concurrent_transitions_never_lose_or_repeat_a_step(store: RecordStore) 
 # -- SQL only: schema history and opening -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("start", [None, *revisions()[:-1]], ids=lambda r: f"from-{r or 'empty'}")
 @pytest.mark.parametrize("dialect", DIALECTS[1:])
 def test_schema_upgrades_from_empty_and_from_every_revision(
-    dialect: str, empty_url: Callable[[str], str]
+    dialect: str, start: str | None, empty_url: Callable[[str], str]
 ) -> None:
+    """Each earlier schema with a run it could hold (a finished one from 0002 on) upgrades to head, the run readable."""
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
@@ -294,12 +313,18 @@ def test_schema_upgrades_from_empty_and_from_every_revision(
     url = empty_url(dialect)
     engine = make_engine(url)
     assert current_revision(engine) is None
-    assert upgrade(engine, "0001") == "0001"
-    with engine.begin() as connection:  # a run written by the first schema
-        connection.execute(text(
-            "INSERT INTO runs (id, recipe, profile, queue, namespace, executor, command, image, state, reason_code,"
-            " message, submitted_at) VALUES ('old', 'mnist', 'train', '', 'default', 'sim', '[]', '', 'submitted',"
-            " '', '', :at)"), {"at": T0})
+    if start is not None:
+        assert upgrade(engine, start) == start
+        finished = start >= "0002"
+        with engine.begin() as connection:  # columns every revision has: what an old drakit wrote
+            connection.execute(text(
+                "INSERT INTO runs (id, recipe, profile, queue, namespace, executor, command, image, state, reason_code,"
+                " message, submitted_at, ended_at) VALUES ('old', 'mnist', 'train', '', 'default', 'sim', '[]',"
+                " 'repo/img:1', :state, '', '', :at, :ended)"),
+                {"at": T0, "state": "finished" if finished else "submitted", "ended": T0 if finished else None})
+            if finished:
+                connection.execute(text("INSERT INTO run_results (run_id, exit_status, startup_s, runtime_s)"
+                                        " VALUES ('old', 0, 1.0, 2.0)"))
     assert upgrade(engine) == head_revision()
     assert upgrade(engine) == head_revision()  # idempotent
     with engine.connect() as connection:
@@ -307,9 +332,18 @@ def test_schema_upgrades_from_empty_and_from_every_revision(
         diff = compare_metadata(context, Base.metadata)
     assert diff == [], "the migrations do not create exactly the tables in tables.py"
     store = SqlRecordStore(engine)
-    assert store.get("old").run.transitions[0].at == T0
-    store.advance("old", RunState.CANCELLED, at=T0)
-    assert store.get("old").run.state is RunState.CANCELLED
+    if start is not None:
+        old = store.get("old")
+        assert old.run.transitions[0].at == T0
+        # What an old run implicitly was: no pin, no extra environment, its image recorded but not run in.
+        assert (old.run.image, old.run.image_used, old.run.pinned_product, dict(old.run.env)) == ("repo/img:1", False, "", {})
+        if old.run.state is RunState.SUBMITTED:
+            store.advance("old", RunState.CANCELLED, at=T0)
+            assert store.get("old").run.state is RunState.CANCELLED
+        else:
+            assert old.result is not None and (old.result.problems, old.result.problem_count) == ((), 0)
+    _finish(store, "new")  # and the upgraded schema takes a whole new record
+    assert store.get("new").result is not None
     assert set(inspect(engine).get_table_names()) >= {"runs", "run_devices", "run_results", "drakit_schema_version"}
     engine.dispose()
 

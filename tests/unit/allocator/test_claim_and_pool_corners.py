@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from drakit.allocator import allocate, has_allocation
-from drakit.allocator.nodeselector import go_string, matches, parse_error
+from drakit.allocator.nodeselector import go_string, parse_error
+from drakit.corev1 import node_selector_matches
 from drakit.features import Features
 from tests.unit.allocator.builders import (
     claim,
@@ -309,7 +310,7 @@ def test_multi_term_selector_names_the_claim() -> None:
     ],
 )
 def test_matching(selector: dict[str, Any], want: bool) -> None:
-    assert matches(node("node-1", n="5", signed="+5"), selector) is want
+    assert node_selector_matches(node("node-1", n="5", signed="+5"), selector) is want
 
 
 # --- distinctAttribute, as v0.37.2's matchesAttribute -------------------------------------------

@@ -97,7 +97,7 @@ def test_exit_status_of_the_command_is_drakits(store: str) -> None:
     ("args", "code", "message"),
     [
         pytest.param(("run", "-p", "evaluation", "--executor", "slurm", "--", "true"), 2, "choose one of", id="bad-executor"),
-        pytest.param(("run", "-p", "evaluation", "--executor", "kubernetes", "--", "true"), 2, "not available", id="k8s"),
+        pytest.param(("run", "-p", "evaluation", "--executor", "kubernetes", "--", "true"), 2, "needs --image IMAGE", id="k8s-no-image"),
         pytest.param(("run", "-p", "nope", "--demo", "--", "true"), 1, "no such profile", id="unknown-profile"),
         pytest.param(("run", "-p", "evaluation", "--demo", "--product", "B200", "--", "true"), 3, "NotEnoughDevices",
                      id="no-such-product"),
@@ -111,6 +111,9 @@ def test_exit_status_of_the_command_is_drakits(store: str) -> None:
         pytest.param(("runs", "compare", "--chart", "x.pdf"), 2, "must end in .png or .html", id="chart-suffix"),
         pytest.param(("runs", "ls", "--state", "done"), 2, "choose one of", id="ls-bad-state"),
         pytest.param(("discover", "--replay", "/nonexistent.json"), 1, "nonexistent.json", id="replay-missing"),
+        pytest.param(("record-env", "--replay", "/nonexistent.json"), 1, "nonexistent.json", id="record-env-replay-missing"),
+        pytest.param(("record-env", "--replay", str(GOLDEN / "h100.slice.yaml")), 2, "not an NVML recording",
+                     id="record-env-replay-not-a-recording"),
     ],
 )
 def test_hostile_inputs_get_one_line_and_an_exit_code(store: str, args: tuple[str, ...], code: int, message: str) -> None:
@@ -120,11 +123,63 @@ def test_hostile_inputs_get_one_line_and_an_exit_code(store: str, args: tuple[st
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 1
 
 
-def test_log_metric_refuses_non_finite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DRAKIT_METRICS", str(tmp_path / "m.jsonl"))
-    done = run("log-metric", "loss", "nan")
-    assert done.exit_code == 2 and "not a finite number" in done.stderr
-    assert not (tmp_path / "m.jsonl").exists()
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("loss", "nan"), "'nan' is not a finite number", id="nan"),
+        pytest.param(("loss", "1e999"), "is not a finite number", id="overflow"),
+        pytest.param(("loss", "fast"), "'fast' is not a finite number", id="not-a-number"),
+        pytest.param(("loss", "1", "--step", "-1"), "'-1' is not an integer 0 ≤ step < 2^63", id="negative-step"),
+        pytest.param(("loss", "1", "--step", "1.5"), "'1.5' is not an integer", id="float-step"),
+        pytest.param(("loss", "1", "--step", str(2**63)), "is not an integer 0 ≤ step", id="huge-step"),
+        pytest.param(("x" * 2000, "1"), "metric name of 2000 characters", id="long-name"),
+        pytest.param(("", "1"), "metric name of 0 characters", id="empty-name"),
+    ],
+)
+def test_a_refused_log_metric_call_exits_2_and_is_kept_in_the_channel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], message: str) -> None:
+    from drakit.executors import metrics
+
+    path = tmp_path / "m.jsonl"
+    monkeypatch.setenv("DRAKIT_METRICS", str(path))
+    done = run("log-metric", *args)
+    assert done.exit_code == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    got = metrics.read(str(path))
+    assert got.series == () and got.problem_count == 1 and message in got.problems[0].reason
+
+
+# Good and bad reports mixed: every good one is recorded, every bad one kept with its line.
+MIXED = f"""
+import os, subprocess, sys
+drakit = [{sys.executable!r}, "-m", "drakit.cli.main"]
+subprocess.run(drakit + ["log-metric", "loss", "0.5", "--step", "1"], check=True)
+assert subprocess.run(drakit + ["log-metric", "loss", "nan", "--step", "2"]).returncode == 2
+with open(os.environ["DRAKIT_METRICS"], "a") as f:
+    f.write("{{not json\\n")
+subprocess.run(drakit + ["log-metric", "--correctness", "acc", "0.99"], check=True)
+"""
+
+
+def test_bad_metric_lines_are_stored_and_shown(store: str) -> None:
+    done = run("run", "-p", "evaluation", "--demo", "--run-id", "mixed", "--", sys.executable, "-c", MIXED)
+    assert done.exit_code == 0, done.stderr
+    result = yaml.safe_load(run("runs", "show", "mixed").stdout)["result"]
+    assert result["series"] == [{"name": "loss", "step": 1, "value": 0.5}] and result["correctness"] == {"acc": 0.99}
+    assert result["problemCount"] == 2
+    assert [(p["line"], p["raw"]) for p in result["problems"]][1] == (3, "{not json")
+    assert result["problems"][0]["line"] == 2 and "'nan' is not a finite number" in result["problems"][0]["reason"]
+
+
+def test_the_request_is_recorded_whole_and_an_unused_image_says_so(store: str) -> None:
+    done = run("run", "-p", "evaluation", "--demo", "--run-id", "pinned", "--product", "NVIDIA H100 80GB HBM3",
+               "--image", "nvcr.io/nvidia/pytorch:25.01-py3", "--", sys.executable, "-c", "pass")
+    assert done.exit_code == 0, done.stderr
+    assert "--image nvcr.io/nvidia/pytorch:25.01-py3: the local executor runs the command on this host" in done.stderr
+    shown = yaml.safe_load(run("runs", "show", "pinned").stdout)
+    assert shown["image"] == "nvcr.io/nvidia/pytorch:25.01-py3" and shown["imageUsed"] is False
+    assert shown["pinnedProduct"] == "NVIDIA H100 80GB HBM3"
+    assert {d["product"] for d in shown["devices"]} == {"NVIDIA H100 80GB HBM3"}  # not the L4 it prefers
+    assert shown["env"] == {}  # the store's URL reaches the command, not the record
 
 
 def test_discover_replays_a_recording() -> None:

@@ -44,3 +44,27 @@ def test_trial_source(tmp_path: Path, args: tuple[str, ...], kubeconfig: bool, c
     assert stderr in done.stderr
     if not stderr:
         assert "embedded demo" not in done.stderr
+
+
+def test_the_cluster_chosen_is_the_cluster_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One resolution of the kubeconfig decides cluster-vs-demo and is the one the client connects with."""
+    from drakit.cli.testing import run
+    from drakit.live import config
+
+    (tmp_path / ".kube").mkdir()
+    (tmp_path / ".kube" / "config").write_text(KUBECONFIG)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    real = config.resolve
+    calls: list[config.ConnectOptions] = []
+
+    def counted(options: config.ConnectOptions, *args: object, **kwargs: object) -> config.Target:
+        calls.append(options)
+        return real(options)
+
+    for module in ("drakit.live.config", "drakit.live.kube"):
+        monkeypatch.setattr(f"{module}.resolve", counted)
+    done = run("trial", "-o", "json", "--request-timeout", "2")
+    assert done.exit_code == 5 and "cannot reach the API server" in done.stderr, done.stderr
+    assert calls == [config.ConnectOptions(None, None, 2.0)]

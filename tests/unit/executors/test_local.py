@@ -159,3 +159,50 @@ def test_resume_carries_on_open_runs_and_fails_started_ones(tmp_path: Any) -> No
     states = {r.run.id: r.run.state for r in done}
     assert states == {"a": RunState.FINISHED, "b": RunState.FINISHED, "c": RunState.FAILED}
     assert all(r.run.state in (RunState.FINISHED, RunState.FAILED) for r in map(store.get, "abc"))
+
+
+# The resumed command reports what it was given: its devices' UUIDs and its extra environment.
+REPORT = """
+import json, os
+with open(os.environ["DRAKIT_METRICS"], "a") as f:
+    f.write(json.dumps({"correctness": "devices", "value": len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))}) + "\\n")
+    f.write(json.dumps({"correctness": "seed", "value": float(os.environ["SEED"])}) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("crashed_at", [RunState.SUBMITTED, RunState.ADMITTED], ids=["submitted", "admitted"])
+def test_a_resumed_run_keeps_everything_its_request_carried(tmp_path: Any, crashed_at: RunState) -> None:
+    """--product and the extra environment survive the recorder: evaluation prefers an L4, the pin says H100."""
+    store, book = MemoryRecordStore(), _book()
+
+    class Dies(Exception):
+        pass
+
+    class DyingStore(MemoryRecordStore):  # the recorder dies right after ``crashed_at`` was recorded
+        def advance(self, run_id: str, to: RunState, **kw: Any) -> Any:
+            if crashed_at is RunState.SUBMITTED or to is not RunState.ADMITTED:
+                raise Dies
+            store.advance(run_id, to, **kw)
+            raise Dies
+
+        def create(self, run: Run) -> None:
+            store.create(run)
+
+    request = RunRequest(run_id="pinned", profile=PROFILES.get("evaluation"), command=(sys.executable, "-c", REPORT),
+                         product="NVIDIA H100 80GB HBM3", env={"SEED": "7"}, image="registry.example/eval:1")
+    with pytest.raises(Dies):
+        execute(DyingStore(), book, LocalLauncher(str(tmp_path)), request, executor="local")
+    assert store.get("pinned").run.state is crashed_at
+    (done,) = resume_open(store, book, LocalLauncher(str(tmp_path)), PROFILES.get, executor="local")
+    assert done.run.state is RunState.FINISHED and done.result is not None
+    assert {d.product for d in done.devices} == {"NVIDIA H100 80GB HBM3"}
+    assert done.result.correctness == {"devices": 1.0, "seed": 7.0}
+    assert done.run.pinned_product == "NVIDIA H100 80GB HBM3" and dict(done.run.env) == {"SEED": "7"}
+    assert done.run.image == "registry.example/eval:1" and done.run.image_used is False
+
+
+def test_launch_problems_are_kept_in_the_result(tmp_path: Any) -> None:
+    req = RunRequest(run_id="r3", profile=PROFILES.get("evaluation"), command=("/nonexistent/program",))
+    record = execute(MemoryRecordStore(), _book(), LocalLauncher(str(tmp_path)), req, executor="local")
+    assert record.result is not None and record.result.problem_count == 1
+    assert record.result.problems[0].line == 0 and "cannot start '/nonexistent/program'" in record.result.problems[0].reason

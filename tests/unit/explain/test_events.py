@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 
 from drakit.explain.events import (
     PREPARE_TEXTS,
+    UNPREPARE_TEXTS,
     PrepareClass,
     classify_claim_creation,
     classify_prepare,
+    classify_unprepare,
     event_time,
     in_time_order,
     scheduler_message,
@@ -221,3 +223,57 @@ def test_within_one_second_the_pipeline_orders_events() -> None:
     later = _event("Other", "o", lastTimestamp="2026-12-01T10:00:06Z")
     got = [e["reason"] for e in in_time_order([later, kubelet, scheduler, controller])]
     assert got == ["FailedResourceClaimCreation", "Scheduled", "FailedPrepareDynamicResources", "Other"]
+
+
+# --- releasing the devices (unprepare) ----------------------------------------------------------
+
+
+def unprepare(inner: str) -> str:
+    """manager.go UnprepareResources' wrapping; v1.37.2 logs it (pod worker) and records no Event."""
+    return go("unprepare dynamic resources: %w", inner)
+
+
+UNPREPARE = [
+    pytest.param(go("DRA driver %s is not registered", "gpu.nvidia.com"),
+                 PrepareClass.DRIVER_NOT_REGISTERED, Verdict.BROKEN, Owner.DRIVER, {"driver": "gpu.nvidia.com"},
+                 id="driver-not-registered"),
+    pytest.param(go('pod "%s/%s": %w', "ml", "train", "ResourceClaim not created yet"),
+                 PrepareClass.CLAIM_MISSING, Verdict.BROKEN, Owner.PLATFORM, {"pod": "ml/train"},
+                 id="no-checkpoint-no-claim-name"),
+    pytest.param(go("NodeUnprepareResources: %w", DEADLINE),
+                 PrepareClass.DEADLINE_EXCEEDED, Verdict.WAITING, Owner.DRIVER, {"grpc": "DeadlineExceeded"},
+                 id="deadline-exceeded"),
+    pytest.param(go("NodeUnprepareResources: %w", "rpc error: code = Unavailable desc = error reading from server: EOF"),
+                 PrepareClass.DRIVER_ERROR, Verdict.BROKEN, Owner.DRIVER, {"grpc": "Unavailable"},
+                 id="driver-unavailable"),
+    pytest.param(go("NodeUnprepareResources failed for ResourceClaim %s: %s", "train-gpus-x7k2p",
+                    "error unpreparing devices for claim ml/train-gpus-x7k2p:" + UID + ": error acquiring "
+                    "prep/unprep lock: timed out"),
+                 PrepareClass.DRIVER_ERROR, Verdict.BROKEN, Owner.DRIVER, {"claim": "train-gpus-x7k2p"},
+                 id="driver-refused-claim"),
+    pytest.param(go("NodeUnprepareResources skipped %d ResourceClaims", 1),
+                 PrepareClass.DRIVER_ERROR, Verdict.BROKEN, Owner.DRIVER, {}, id="skipped"),
+    pytest.param(go("NodeUnprepareResources returned result for unknown claim UID %s", UID),
+                 PrepareClass.DRIVER_ERROR, Verdict.BROKEN, Owner.DRIVER, {}, id="unknown-uid"),
+    pytest.param(go("checkpoint ResourceClaim state: %w", "open /var/lib/kubelet/dra_manager_state: read-only file system"),
+                 PrepareClass.KUBELET_ERROR, Verdict.BROKEN, Owner.PLATFORM, {}, id="checkpoint"),
+]
+
+
+@pytest.mark.parametrize(("inner", "cls", "verdict", "owner", "names"), UNPREPARE)
+def test_every_unprepare_text_lands_in_its_class(
+    inner: str, cls: PrepareClass, verdict: Verdict, owner: Owner, names: dict[str, str]
+) -> None:
+    f = classify_unprepare(unprepare(inner), node="gpu-1")
+    assert (f.cls, f.code.value, f.verdict, f.owner) == (cls, "UnprepareFailed", verdict, owner)
+    assert dict(f.names) == names and f.error == inner
+    assert "keep their devices on node gpu-1" in f.next_step and "{" not in f.next_step, f.next_step
+    assert "?" not in f.next_step, f.next_step
+
+
+def test_unprepare_texts_are_not_read_as_prepare_ones() -> None:
+    """The same driver error prepares nothing and releases nothing: each family answers its own code."""
+    inner = go("NodeUnprepareResources: %w", DEADLINE)
+    assert classify_prepare(event(inner)).code.value == "PrepareFailed"  # not NodePrepareResources
+    assert classify_unprepare(unprepare(go("NodePrepareResources: %w", DEADLINE))).cls is PrepareClass.KUBELET_ERROR
+    assert len(UNPREPARE_TEXTS) == len(UNPREPARE)

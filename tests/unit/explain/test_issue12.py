@@ -277,3 +277,40 @@ def test_all_pending_with_many_shapes_answers_as_explain_per_pod() -> None:
         got, own = report.groups[p.group].diagnosis, alone[p.pod]
         assert (got.verdict, got.code, _story(got)) == (own.verdict, own.code, _story(own)), p.pod
     assert len({d.code for d in alone.values()}) >= 3  # the bundle really mixes answers
+
+
+def _deleted_holder(event_message: str = "") -> list[m.Obj]:
+    """Pod ``train`` deleted after it ran, its claim still allocated and reserved for it."""
+    claim, pod = m.busy("h100-pair", [0], "train")
+    pod["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+    objects = [*m.cluster(), claim, pod]
+    if event_message:
+        objects.append({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "train.2", "namespace": m.NS},
+                        "involvedObject": {"kind": "Pod", "name": "train", "namespace": m.NS},
+                        "reason": "FailedUnprepareDynamicResources", "type": "Warning", "message": event_message})
+    return objects
+
+
+UNPREPARE_DEADLINE = ("unprepare dynamic resources: NodeUnprepareResources: rpc error: code = DeadlineExceeded "
+                      "desc = context deadline exceeded")
+
+
+@pytest.mark.parametrize("target", ["pod", "claim"])
+@pytest.mark.parametrize(
+    ("message", "verdict", "code", "headline"),
+    [
+        pytest.param("", "waiting", "DevicesNotReleased",
+                     "node h100-pair: the pod is being deleted (deletionTimestamp 2026-12-01T10:00:00Z) and still "
+                     "holds claim(s) ml/train",
+                     id="no-event-as-v1.37.2"),
+        pytest.param(UNPREPARE_DEADLINE, "waiting", "UnprepareFailed",
+                     "node h100-pair: kubelet cannot release the devices of the deleted pod: " + UNPREPARE_DEADLINE,
+                     id="unprepare-text"),
+    ],
+)  # fmt: skip
+def test_a_deleted_pod_that_keeps_its_devices(message: str, verdict: str, code: str, headline: str, target: str) -> None:
+    """The device is stuck on the node: the kubelet has not unprepared a deleted pod's claim (before: "running")."""
+    d = diagnose(ClusterSnapshot.from_objects(_deleted_holder(message)), target, "train", m.NS)
+    assert (d.verdict.value, d.code.value) == (verdict, code), d.headline
+    assert headline in d.headline
+    assert "h100-pair" in d.fix

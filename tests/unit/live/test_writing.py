@@ -109,6 +109,8 @@ def test_the_repository_holds_what_drakit_rbac_prints(role: str) -> None:
         pytest.param("reader", {"get", "list", "watch"}, id="reader"),
         pytest.param("reader-namespaced", {"get", "list", "watch"}, id="reader-namespaced"),
         pytest.param("profile-applier", {"get", "create", "patch"}, id="applier"),
+        pytest.param("queue-explainer", {"get", "list"}, id="queue-explainer"),
+        pytest.param("runner", {"get", "list", "watch", "create", "patch", "delete"}, id="runner"),
     ],
 )
 def test_least_privilege(role: str, verbs: set[str]) -> None:
@@ -122,10 +124,26 @@ def test_least_privilege(role: str, verbs: set[str]) -> None:
                             for b in bindings)
 
 
+def test_queue_explainer_reads_what_queue_explain_reads() -> None:
+    """drakit.live.kueue's reads, each granted: the Job, Kueue's three kinds, the manager's ConfigMap by name."""
+    objects = {(o["kind"], o["metadata"].get("namespace")): o for o in manifests("queue-explainer")}
+    cluster = objects[("ClusterRole", None)]["rules"]
+    assert {(g, r) for rule in cluster for g in rule["apiGroups"] for r in rule["resources"]} == {
+        ("batch", "jobs"), ("kueue.x-k8s.io", "workloads"), ("kueue.x-k8s.io", "localqueues"),
+        ("kueue.x-k8s.io", "clusterqueues"),
+    }  # fmt: skip
+    assert objects[("Role", "kueue-system")]["rules"] == [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"], "resourceNames": ["kueue-manager-config"]}
+    ]
+    assert objects[("RoleBinding", "kueue-system")]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "drakit", "namespace": "default"}
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        pytest.param(["rbac", "admin"], "role 'admin': want reader, reader-namespaced, profile-applier", id="role"),
+        pytest.param(["rbac", "admin"], "role 'admin': want reader, reader-namespaced, profile-applier, queue-explainer, runner", id="role"),
         pytest.param(["rbac", "--serviceaccount", "nocolon"], "want NAMESPACE:NAME", id="sa"),
         pytest.param(["rbac", "--user", "a", "--group", "b"], "exclude each other", id="two-subjects"),
         pytest.param(["profile", "apply", "evaluation", "--dry-run=client"], "only --dry-run=server", id="dry-run"),

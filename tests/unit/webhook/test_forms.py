@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -111,26 +115,33 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def https(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ssl.SSLContext]]:
+def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]:
+    """cert.pem and key.pem for 127.0.0.1, and a client context trusting their CA."""
     trustme = pytest.importorskip("trustme")
-    uvicorn = pytest.importorskip("uvicorn")
-    from drakit.webhook.server import create_app
-
     d: Path = tmp_path_factory.mktemp("tls")
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1")
     cert.private_key_pem.write_to_path(str(d / "key.pem"))
     cert.cert_chain_pems[0].write_to_path(str(d / "cert.pem"))
+    ctx = ssl.create_default_context()
+    ca.configure_trust(ctx)
+    return d, ctx
+
+
+@pytest.fixture(scope="module")
+def https(tls: tuple[Path, ssl.SSLContext]) -> Iterator[tuple[str, ssl.SSLContext]]:
+    uvicorn = pytest.importorskip("uvicorn")
+    from drakit.webhook.server import create_app, uvicorn_config
+
+    d, ctx = tls
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(INJECTOR), host="127.0.0.1", port=port, log_level="error",
-                                           ssl_certfile=str(d / "cert.pem"), ssl_keyfile=str(d / "key.pem")))
+    server = uvicorn.Server(uvicorn_config(create_app(INJECTOR), host="127.0.0.1", port=port,
+                                           cert=str(d / "cert.pem"), key=str(d / "key.pem")))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
-    ctx = ssl.create_default_context()
-    ca.configure_trust(ctx)
     try:
         yield f"https://127.0.0.1:{port}", ctx
     finally:
@@ -138,8 +149,8 @@ def https(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ssl.S
         thread.join(10)
 
 
-def _post(url: str, ctx: ssl.SSLContext, body: bytes) -> tuple[int, dict[str, Any]]:
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+def _post(url: str, ctx: ssl.SSLContext, body: bytes | None, method: str = "POST") -> tuple[int, dict[str, Any]]:
+    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method=method)
     try:
         with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
             return r.status, json.loads(r.read())
@@ -170,3 +181,96 @@ def test_health_lists_the_profiles(https: tuple[str, ssl.SSLContext]) -> None:
     url, ctx = https
     with urllib.request.urlopen(url + "/healthz", context=ctx, timeout=10) as r:
         assert json.loads(r.read())["profiles"] == sorted(INJECTOR.rules)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "words"),
+    [
+        pytest.param("GET", "/mutate", 405, ["GET /mutate: method not allowed"], id="get-mutate"),
+        pytest.param("POST", "/healthz", 405, ["POST /healthz"], id="post-health"),
+        pytest.param("POST", "/validate", 404, ["/validate: no such endpoint", "POST /mutate"], id="unknown-path"),
+    ],
+)
+def test_server_answers_other_requests_with_json_errors(https: tuple[str, ssl.SSLContext], method: str, path: str,
+                                                        status: int, words: list[str]) -> None:
+    url, ctx = https
+    got, answer = _post(url + path, ctx, b"{}" if method == "POST" else None, method)
+    assert got == status and all(w in answer["error"] for w in words)
+
+
+def test_server_refuses_a_body_past_its_limit(https: tuple[str, ssl.SSLContext], monkeypatch: pytest.MonkeyPatch) -> None:
+    from drakit.webhook import server
+
+    monkeypatch.setattr(server, "MAX_BODY", 64 * 1024)  # read at each request: the server runs in this process
+    url, ctx = https
+    body = json.dumps(review(pod(containers=[{"name": "main", "image": "i" * 200_000}]))).encode()
+    status, answer = _post(url + "/mutate", ctx, body)
+    assert status == 413 and str(64 * 1024) in answer["error"]
+
+
+def test_served_by_several_workers_from_the_command_line(tls: tuple[Path, ssl.SSLContext]) -> None:
+    """``--workers 2``: uvicorn's supervisor hands the injector to spawned workers by pickling."""
+    pytest.importorskip("uvicorn")
+    d, ctx = tls
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "drakit.cli.main", "webhook", "serve", "evaluation", "--workers", "2",
+                             "--host", "127.0.0.1", "--port", str(port), "--tls-cert", str(d / "cert.pem"),
+                             "--tls-key", str(d / "key.pem")], stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        status, body = 0, {}
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                status, body = _post(f"https://127.0.0.1:{port}/mutate", ctx, json.dumps(review(pod())).encode())
+                break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)
+        assert status == 200 and body["response"]["patchType"] == "JSONPatch", proc.stderr.read() if proc.poll() else ""
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "(2 workers)" in err, err
+
+
+class _Recorder:
+    """A transport that keeps what it is given (the real one is exercised by the TLS tests above)."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closed
+        self.writes.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def test_writes_of_one_loop_iteration_leave_as_one() -> None:
+    pytest.importorskip("uvicorn")
+    import asyncio
+
+    from drakit.webhook.server import _JoinedWrites
+
+    async def go() -> tuple[_Recorder, list[list[bytes]]]:
+        raw = _Recorder()
+        t = _JoinedWrites(raw)
+        seen = []
+        t.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        t.write(b"{}")
+        seen.append(list(raw.writes))  # nothing sent yet within the iteration
+        await asyncio.sleep(0)
+        seen.append(list(raw.writes))
+        t.write(b"tail")
+        t.close()  # flushes before closing
+        assert t.get_write_buffer_size() == 0  # everything else is the transport's
+        return raw, seen
+
+    raw, seen = asyncio.run(go())
+    assert seen == [[], [b"HTTP/1.1 200 OK\r\n\r\n{}"]]
+    assert raw.writes == [b"HTTP/1.1 200 OK\r\n\r\n{}", b"tail"] and raw.closed

@@ -9,7 +9,7 @@ from typing import Any
 
 import jsonpatch
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drakit.profiles import compile_profile, drivers_for, parse_profiles
@@ -298,3 +298,41 @@ def test_any_pod_ends_with_both_halves_and_a_second_pass_is_a_no_op(containers: 
     assert [c["name"] for c in out["spec"]["containers"]] == [c["name"] for c in containers]
     assert out["spec"]["containers"][1:] == containers[1:]
     assert mutate(review(out), INJECTOR).patch == ()
+
+
+_quantities = st.dictionaries(st.sampled_from(["cpu", "nvidia.com/gpu", "amd.com/gpu"]), st.sampled_from(["1", "0"]),
+                              min_size=1, max_size=2)
+_resources = st.one_of(st.none(), st.just("x"), *[st.fixed_dictionaries({}, optional={
+    "limits": _quantities | st.none(), "requests": _quantities,
+    "claims": st.lists(st.fixed_dictionaries({"name": st.just("gpus")}), max_size=1)})] * 4)
+_any_container = st.fixed_dictionaries({"name": _names}, optional={
+    "resources": _resources,
+    "env": st.lists(st.fixed_dictionaries({"name": st.just("NVIDIA_VISIBLE_DEVICES"), "value": st.just("none")}), max_size=1)})
+_spec = st.fixed_dictionaries({"containers": st.lists(_any_container, max_size=3, unique_by=lambda c: c["name"])}, optional={
+    "tolerations": st.lists(st.just(GPU_TOLERATION), max_size=1)})
+_workload = st.one_of(
+    st.tuples(st.just("Pod"), st.just(""), _spec.map(lambda s: {"spec": s})),
+    st.tuples(st.just("Job"), st.just("batch"), _spec.map(lambda s: {"spec": {"template": {"spec": s}}})),
+    st.tuples(st.just("MPIJob"), st.just("kubeflow.org"), st.tuples(_spec, _spec).map(lambda t: {"spec": {"mpiReplicaSpecs": {
+        "Launcher": {"template": {"spec": t[0]}}, "Worker": {"template": {"spec": t[1]}}}}})),
+)
+
+
+@settings(max_examples=200)
+@given(workload=_workload, annotations=st.one_of(st.none(), st.just({"a/b": "c"}), st.just({"drakit.dev/container": "side"})),
+       legacy=st.sampled_from(["deny", "convert"]))
+def test_the_partial_copy_decides_as_a_full_copy_and_never_edits_the_request(
+        workload: tuple[str, str, dict[str, Any]], annotations: dict[str, str] | None, legacy: str) -> None:
+    """The injector copies only what it edits (``_writable``): the request stays as it came, and the
+    answer is the one a deep copy of the whole object gives."""
+    from unittest.mock import patch
+
+    kind, group, body = workload
+    obj = {"metadata": {"name": "w", "labels": {"drakit.dev/profile": "evaluation"},
+                        **({"annotations": annotations} if annotations is not None else {})}, **body}
+    before = copy.deepcopy(obj)
+    injector = Injector(INJECTOR.rules, legacy="convert" if legacy == "convert" else "deny")
+    d = mutate(review(obj, kind=kind, group=group), injector)
+    assert obj == before
+    with patch.object(m, "_writable", lambda o, path: copy.deepcopy(o)):
+        assert mutate(review(obj, kind=kind, group=group), injector) == d
