@@ -22,7 +22,7 @@ import typer
 from drakit.allocator import AllocationOutcome, Inventory, allocate
 from drakit.allocator.trace import Trace
 from drakit.cli.console import EXIT_ERROR, EXIT_OK, EXIT_UNSATISFIABLE, emit
-from drakit.cli.door import Source, open_source
+from drakit.cli.door import Source, open_source, release
 from drakit.cli.options import (
     Context,
     Demo,
@@ -30,7 +30,7 @@ from drakit.cli.options import (
     Files,
     Format,
     Kubeconfig,
-    KubernetesVersion,
+    LiveKubernetesVersion,
     Namespace,
     OutputFormat,
     RequestTimeout,
@@ -40,7 +40,6 @@ from drakit.cli.options import (
 from drakit.errors import UsageError
 from drakit.explain.diagnose import claim_from_template, node_exclusion
 from drakit.explain.rejections import RejectionGroup, device_table, summarise
-from drakit.features import NEWEST_VERSION
 from drakit.gostr import quote
 from drakit.inventory.snapshot import ClusterSnapshot, Obj, ObjectKey, name_of, namespace_of
 
@@ -198,7 +197,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         all_nodes: Annotated[bool, typer.Option("--all-nodes", help="Try every node: which fit, and why not.")] = False,
         feature_gates: FeatureGates = None,
-        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        kubernetes_version: LiveKubernetesVersion = None,
         timeout: Annotated[
             float, typer.Option("--timeout", metavar="SECONDS", help="Search budget per node in seconds (0 = none).")
         ] = 10.0,
@@ -221,10 +220,11 @@ def register(app: typer.Typer) -> None:
 
         if node is not None and all_nodes:
             raise UsageError("--node and --all-nodes exclude each other")
-        feats = features(kubernetes_version, feature_gates)
+        source = Source(files, kubeconfig, context, demo, request_timeout)
+        feats = features(release(source, kubernetes_version, feature_gates), feature_gates)
         # Without -f a prediction on the cluster: nothing is written.  Claims are read in every
         # namespace (their allocations hold devices); pods in the target's.
-        inp = open_source(Source(files, kubeconfig, context, demo, request_timeout), feats,
+        inp = open_source(source, feats,
                           namespace=namespace_scope(namespace, False) if target else None, as_given=as_given)
         objects = [*inp.nodes, *inp.slices, *inp.classes, *inp.claims, *inp.templates, *inp.pods]
         pod: Obj | None = None

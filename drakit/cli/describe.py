@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from drakit.cli.console import emit
-from drakit.cli.door import Source, open_source
+from drakit.cli.door import Source, open_source, release
 from drakit.cli.options import (
     Context,
     Demo,
@@ -23,7 +23,7 @@ from drakit.cli.options import (
     Files,
     Format,
     Kubeconfig,
-    KubernetesVersion,
+    LiveKubernetesVersion,
     Namespace,
     RequestTimeout,
     features,
@@ -31,7 +31,6 @@ from drakit.cli.options import (
 )
 from drakit.errors import UsageError
 from drakit.explain.describe import describe, render_description
-from drakit.features import NEWEST_VERSION
 
 _KINDS = {"pod": "pod", "pods": "pod", "po": "pod",
           "claim": "claim", "claims": "claim", "resourceclaim": "claim", "resourceclaims": "claim",
@@ -61,15 +60,15 @@ def register(app: typer.Typer) -> None:
         demo: Demo = False,
         request_timeout: RequestTimeout = 30.0,
         feature_gates: FeatureGates = None,
-        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        kubernetes_version: LiveKubernetesVersion = None,
         output: Annotated[str, output_option(Format.text, Format.yaml, Format.json,
                                              note="a description is one object: no wide or name")] = Format.text,
     ) -> None:
         """Show a pod, claim or device class with its claims, devices, classes, events and explain verdict."""
         kind, name = parse_target(target)
-        feats = features(kubernetes_version, feature_gates)
         ns = namespace or "default"
         source = Source(files, kubeconfig, context, demo, request_timeout)
+        feats = features(release(source, kubernetes_version, feature_gates), feature_gates)
         if kind == "deviceclass":  # cluster-scoped: its devices and the claims, in every namespace, that name it
             snapshot = open_source(source, feats, namespace=None,
                                    kinds=("Node", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "ResourceClaim"))

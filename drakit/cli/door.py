@@ -25,6 +25,7 @@ from drakit.model.load import Bundle, collector_paused
 from drakit.sources import load_bundle
 
 if TYPE_CHECKING:
+    from drakit.live.client import ServerInfo
     from drakit.live.config import Target
 
 
@@ -66,7 +67,8 @@ def open_source(source: Source, features: Features, *, namespace: str | None = "
     client = live_client(source)
     try:
         scope = Scope(namespace, pod_selector, frozenset(kinds) if kinds is not None else None)
-        info = client.server_info()
+        seen = _SERVER_INFO.pop(id(source), None)
+        info = seen[1] if seen is not None and seen[0] is source else client.server_info()
         _warn_release(info.git_version, features)
         snapshot = read_snapshot(client, scope, source=where(client), info=info,
                                  warn=lambda w: print(f"Warning: {w}", file=sys.stderr))
@@ -102,23 +104,57 @@ def or_demo(source: Source) -> Source:
     return replace(source, demo=True)
 
 
-def _warn_release(git_version: str, features: Features) -> None:
-    """Say so when the cluster's release is not the one whose feature-gate defaults answer.
+# What :func:`release` read, for the :func:`open_source` of the same Source (held, so its id stays its own).
+_SERVER_INFO: dict[int, tuple[Source, ServerInfo]] = {}
 
-    The verb has already chosen its gates (``--kubernetes-version``, default the newest); a
-    scheduler of an older release may decide with other defaults, so the user is told how to
-    match it.  Gates the user set (``--feature-gates``, another version) are left unremarked.
+
+def release(source: Source, given: str | None, gates: str | None = None) -> str:
+    """The release whose feature-gate defaults a verb answers with.
+
+    ``--kubernetes-version`` when given; on a live cluster otherwise the cluster's own release
+    (``/version``), since its scheduler decides with that release's defaults; else the newest.
+    A cluster newer than drakit knows answers with the newest, and says so.  A bad flag
+    (``given``, ``gates``) is refused before any request.
     """
-    import re
-
     from drakit.features import NEWEST_VERSION, SUPPORTED_VERSIONS
 
-    m = re.match(r"v?(\d+)\.(\d+)", git_version)
-    minor = f"{m[1]}.{m[2]}" if m else ""
-    if features != Features.for_version(NEWEST_VERSION) or minor == NEWEST_VERSION or minor not in SUPPORTED_VERSIONS:
+    Features.for_version(given or NEWEST_VERSION).with_gates(gates)
+    if given is not None or not source.live:
+        return given or NEWEST_VERSION
+    from drakit.live.snapshot import minor_release
+
+    client = live_client(source)
+    try:
+        info = client.server_info()
+    finally:
+        client.close()
+    _SERVER_INFO[id(source)] = (source, info)  # open_source(source) asks no second time
+    git_version = info.git_version
+    minor = minor_release(git_version)
+    if minor in SUPPORTED_VERSIONS:
+        return str(minor)
+    if minor is not None and tuple(map(int, minor.split("."))) > tuple(map(int, NEWEST_VERSION.split("."))):
+        print(f"Warning: the cluster runs Kubernetes {git_version}; answering with {NEWEST_VERSION}'s feature-gate "
+              f"defaults, the newest drakit knows", file=sys.stderr)
+    return NEWEST_VERSION  # older releases are refused when read (no resource.k8s.io/v1)
+
+
+def _warn_release(git_version: str, features: Features) -> None:
+    """Say so when the defaults of a release the user named are not the cluster's own.
+
+    Without ``--kubernetes-version`` a live verb takes the cluster's release
+    (:func:`release`), so this speaks only when the flag chose another release whose
+    defaults differ; gates set by hand (``--feature-gates``) are left unremarked.
+    """
+    from drakit.features import SUPPORTED_VERSIONS
+    from drakit.live.snapshot import minor_release
+
+    minor = minor_release(git_version)
+    if minor not in SUPPORTED_VERSIONS or features == Features.for_version(str(minor)):
         return
-    print(f"Warning: the cluster runs Kubernetes {git_version}; answering with {NEWEST_VERSION}'s feature-gate "
-          f"defaults (give --kubernetes-version {minor} to match the cluster)", file=sys.stderr)
+    if any(Features.for_version(v) == features for v in SUPPORTED_VERSIONS):
+        print(f"Warning: the cluster runs Kubernetes {git_version}; --kubernetes-version chose other feature-gate "
+              f"defaults than {minor}'s (leave it out, or give {minor}, to match the cluster)", file=sys.stderr)
 
 
 def where(client: Any) -> str:

@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_UNSATISFIABLE, emit
-from drakit.cli.door import Source, open_source
+from drakit.cli.door import Source, open_source, release
 from drakit.cli.options import (
     AllNamespaces,
     Context,
@@ -27,8 +27,8 @@ from drakit.cli.options import (
     Files,
     Format,
     Kubeconfig,
-    KubernetesVersion,
     LabelSelector,
+    LiveKubernetesVersion,
     Namespace,
     OutputFormat,
     RequestTimeout,
@@ -42,7 +42,6 @@ from drakit.explain.diagnose import Shared, diagnose
 from drakit.explain.diagnosis import Diagnosis
 from drakit.explain.pending import PendingReport, explain_pending, waiting_pods
 from drakit.explain.render import WIDTH, render_json, render_text
-from drakit.features import NEWEST_VERSION
 from drakit.outcomes import Verdict
 
 EXIT_FOR_VERDICT = {
@@ -129,7 +128,7 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--all-pending", help="Every pod that requests devices and has not started.")
         ] = False,
         feature_gates: FeatureGates = None,
-        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        kubernetes_version: LiveKubernetesVersion = None,
         output: OutputFormat = Format.text,
         kubeconfig: Kubeconfig = None,
         context: Context = None,
@@ -151,9 +150,10 @@ def register(app: typer.Typer) -> None:
         wanted = parse_targets(words) if not all_pending else []
         requirements = parse_label_selector(selector) if selector is not None else ()
         scope = namespace_scope(namespace, all_namespaces)
-        feats = features(kubernetes_version, feature_gates)
+        source = Source(files, kubeconfig, context, demo, request_timeout)
+        feats = features(release(source, kubernetes_version, feature_gates), feature_gates)
         # frozen out of the cyclic collector's view there; without -f, the cluster is read
-        inp = open_source(Source(files, kubeconfig, context, demo, request_timeout), feats,
+        inp = open_source(source, feats,
                           namespace=scope if all_pending else scope or "default", pod_selector=selector or "")
         if all_pending:
             pods = waiting_pods(inp, scope, lambda labels: labels_match(requirements, labels))

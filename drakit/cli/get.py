@@ -17,7 +17,7 @@ from typing import Annotated
 import typer
 
 from drakit.cli.console import emit
-from drakit.cli.door import Source, open_source
+from drakit.cli.door import Source, open_source, release
 from drakit.cli.options import (
     Context,
     Demo,
@@ -25,7 +25,7 @@ from drakit.cli.options import (
     Files,
     Format,
     Kubeconfig,
-    KubernetesVersion,
+    LiveKubernetesVersion,
     RequestTimeout,
     features,
     labels_match,
@@ -34,7 +34,6 @@ from drakit.cli.options import (
 )
 from drakit.errors import UsageError
 from drakit.explain.describe import columns
-from drakit.features import NEWEST_VERSION
 from drakit.inventory.fleet import DeviceRow, attribute_labels, fleet
 
 _RESOURCES = {"devices", "device", "dev"}
@@ -89,15 +88,16 @@ def register(app: typer.Typer) -> None:
         node: Annotated[str | None, typer.Option("--node", metavar="NODE", help="Only devices on this node.")] = None,
         driver: Annotated[str | None, typer.Option("--driver", metavar="DRIVER", help="Only this driver's devices.")] = None,
         feature_gates: FeatureGates = None,
-        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        kubernetes_version: LiveKubernetesVersion = None,
         output: Annotated[str, output_option(Format.text, Format.wide, Format.json, Format.yaml, Format.name)] = Format.text,
     ) -> None:
         """List devices: node, driver, pool, product, memory, taints and the claim and pods holding each."""
         if resource.lower() not in _RESOURCES:
             raise UsageError(f"drakit get lists devices only, not {resource!r} (use kubectl get for other kinds)")
-        feats = features(kubernetes_version, feature_gates)
+        source = Source(files, kubeconfig, context, demo, request_timeout)
+        feats = features(release(source, kubernetes_version, feature_gates), feature_gates)
         # every namespace: a claim anywhere holds its devices; templates are not needed
-        snapshot = open_source(Source(files, kubeconfig, context, demo, request_timeout), feats, namespace=None,
+        snapshot = open_source(source, feats, namespace=None,
                                kinds=("Node", "ResourceSlice", "DeviceTaintRule", "ResourceClaim", "Pod"))
         rows = select(fleet(snapshot), selector=selector, free=free, node=node, driver=driver)
         if output in (Format.json, Format.yaml):

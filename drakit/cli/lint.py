@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
-from drakit.cli.door import Source, open_source, refuse_invalid
+from drakit.cli.door import Source, open_source, refuse_invalid, release
 from drakit.cli.options import (
     Context,
     Demo,
@@ -16,12 +16,12 @@ from drakit.cli.options import (
     Files,
     Format,
     Kubeconfig,
-    KubernetesVersion,
+    LiveKubernetesVersion,
     RequestTimeout,
     output_option,
 )
 from drakit.errors import InvalidInput
-from drakit.features import NEWEST_VERSION, Features
+from drakit.features import Features
 from drakit.model.load import Bundle
 
 
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
             str, output_option(Format.text, Format.json, Format.yaml, note="Findings are not objects: no wide or name.")
         ] = Format.text,
         strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
-        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        kubernetes_version: LiveKubernetesVersion = None,
         feature_gates: FeatureGates = None,
         kubeconfig: Kubeconfig = None,
         context: Context = None,
@@ -84,8 +84,8 @@ def register(app: typer.Typer) -> None:
         from drakit.profiles.loader import example_texts
         from drakit.profiles.polyaxon import is_polyaxon_document
 
-        features = Features.for_version(kubernetes_version).with_gates(feature_gates)
         source = Source(filename, kubeconfig, context, demo, request_timeout)
+        features = Features.for_version(release(source, kubernetes_version, feature_gates)).with_gates(feature_gates)
         if source.live:  # the cluster's objects, in every namespace: findings are about the whole input
             from drakit.profiles.source import Document
 

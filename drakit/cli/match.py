@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit, error_line
-from drakit.cli.door import Source, open_source
+from drakit.cli.door import Source, open_source, release
 from drakit.cli.options import (
     Context,
     Demo,
@@ -22,14 +22,14 @@ from drakit.cli.options import (
     Files,
     Format,
     Kubeconfig,
-    KubernetesVersion,
+    LiveKubernetesVersion,
     RequestTimeout,
     features,
     output_option,
 )
 from drakit.drivers.identity import product_of
 from drakit.errors import SelectorError, UsageError
-from drakit.features import NEWEST_VERSION, Features
+from drakit.features import Features
 from drakit.gostr import quote
 from drakit.inventory.devices import InventoryDevice, inventory_devices
 from drakit.inventory.snapshot import ClusterSnapshot
@@ -105,7 +105,7 @@ def register(app: typer.Typer) -> None:
         class_name: Annotated[
             str | None, typer.Option("--class", metavar="CLASS", help="Apply this DeviceClass's selectors first.")
         ] = None,
-        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        kubernetes_version: LiveKubernetesVersion = None,
         feature_gates: FeatureGates = None,
         output: Annotated[
             str,
@@ -129,8 +129,8 @@ def register(app: typer.Typer) -> None:
         selectors = [*cel, *legacy_selector]
         if not selectors and not class_name:
             raise UsageError("give -s/--cel EXPR and/or --class NAME")
-        feats = features(kubernetes_version, feature_gates)
         source = Source(files, kubeconfig, context, demo, request_timeout)
+        feats = features(release(source, kubernetes_version, feature_gates), feature_gates)
         snapshot = open_source(source, feats, namespace=None, kinds=("DeviceClass", "ResourceSlice"))
         matches = match_devices(snapshot, selectors, class_name, feats)
         report = _report(matches)

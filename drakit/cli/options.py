@@ -76,6 +76,12 @@ FeatureGates = Annotated[str | None, typer.Option("--feature-gates", metavar="GA
 KubernetesVersion = Annotated[
     str, typer.Option("--kubernetes-version", metavar="VERSION", help="Release whose feature-gate defaults apply.")
 ]
+# The live verbs' form: without the flag, the cluster's own release (``door.release``).
+LiveKubernetesVersion = Annotated[
+    str | None,
+    typer.Option("--kubernetes-version", metavar="VERSION",
+                 help="Release whose feature-gate defaults apply (default: the cluster's own, else the newest)."),
+]
 
 
 def features(kubernetes_version: str = NEWEST_VERSION, gates: str | None = None) -> Features:

@@ -17,14 +17,13 @@ from drakit.cli.options import (
     Files,
     Format,
     Kubeconfig,
-    KubernetesVersion,
+    LiveKubernetesVersion,
     RequestTimeout,
     features,
     kube_name,
     output_option,
 )
 from drakit.errors import InvalidInput, UsageError
-from drakit.features import NEWEST_VERSION
 
 profile_app = typer.Typer(help="Capability profiles: compile, merge into workloads, check eligibility, apply.",
                           no_args_is_help=True)
@@ -201,7 +200,7 @@ def eligible_cmd(
     output: Annotated[
         str, output_option(Format.text, Format.json, Format.yaml, note="A report per profile, not objects: no wide or name.")
     ] = Format.text,
-    kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+    kubernetes_version: LiveKubernetesVersion = None,
     feature_gates: FeatureGates = None,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
@@ -212,12 +211,13 @@ def eligible_cmd(
 
     No -n, -A or -l: devices live in cluster-scoped ResourceSlices.
     """
-    from drakit.cli.door import Source, open_source
+    from drakit.cli.door import Source, open_source, release
     from drakit.profiles.eligibility import eligibility
 
     compiled = _compiled(profiles, driver, None)
-    snapshot = open_source(Source(filename, kubeconfig, context, demo, request_timeout),
-                           features(kubernetes_version, feature_gates), namespace=None, kinds=("ResourceSlice",))
+    source = Source(filename, kubeconfig, context, demo, request_timeout)
+    feats = features(release(source, kubernetes_version, feature_gates), feature_gates)
+    snapshot = open_source(source, feats, namespace=None, kinds=("ResourceSlice",))
     results = [eligibility(cp, snapshot.slices) for cp in compiled]
     if output == Format.text:
         print("\n\n".join(r.render_text() for r in results))

@@ -174,7 +174,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run COMMAND on devices chosen by a profile and record it: claim, devices, environment, results.
 
-        Exit status: the command's own when it ran; 3 when it could not be placed or admitted.
+        Exit status: the command's own when it ran; 3 when it could not be placed or admitted;
+        with --executor kubernetes, a cluster refusal before the run is recorded exits as the live
+        verbs do (5-8, docs/live.md).
         """
         from drakit.executors.base import RunRequest, execute
         from drakit.executors.local import LocalLauncher, SimLauncher
@@ -192,7 +194,7 @@ def register(app: typer.Typer) -> None:
             from drakit.cli.runkube import run_on_cluster
 
             request = RunRequest(run_id=run_id or f"run-{uuid.uuid4().hex[:12]}", profile=chosen, command=tuple(command),
-                                 queue=queue, namespace=namespace, image=image)
+                                 queue=queue, namespace=namespace, image=image, product=product)
             _report(run_on_cluster(open_records(store), request, feats, queues=queues, kubeconfig=kubeconfig,
                                    context=context, request_timeout=request_timeout, wait_s=wait, timeout_s=timeout,
                                    keep_job=keep_job), mlflow, output)

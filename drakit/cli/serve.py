@@ -31,6 +31,12 @@ from drakit.cli.store import StoreOption
 from drakit.errors import DrakitError, UsageError
 from drakit.features import NEWEST_VERSION
 
+LOOP = "asyncio"
+"""The event loop uvicorn runs.  Not uvloop (uvicorn's "auto" choice when it is installed): with 200
+keep-alive clients saturating one process, uvloop served some connections seconds late (p99 4-6 s,
+max 8 s for a trivial route) where asyncio's loop kept every one within 0.3 s at the same
+throughput (benchmarks/bench_web.py; wrk, 200 connections, loopback)."""
+
 token_app = typer.Typer(help="Bearer tokens of drakit serve: create, list, revoke (kept hashed in the store).",
                         no_args_is_help=True)
 
@@ -103,7 +109,7 @@ def register(app: typer.Typer) -> None:
               file=sys.stderr)
         refresher = getattr(app.state, "refresher", None)
         try:
-            uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+            uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, loop=LOOP)
         finally:
             if refresher is not None:
                 refresher.stop()

@@ -15,14 +15,14 @@ from typing import Annotated, Any
 import typer
 
 from drakit.cli.console import EXIT_INVALID, EXIT_OK, emit
-from drakit.cli.door import Source, open_source, or_demo
+from drakit.cli.door import Source, open_source, or_demo, release
 from drakit.cli.options import (
     Context,
     Demo,
     FeatureGates,
     Format,
     Kubeconfig,
-    KubernetesVersion,
+    LiveKubernetesVersion,
     RequestTimeout,
     features,
     output_option,
@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--profile", "-p", metavar="PROFILE", help="Profiles to try (files, directories or bundled names); repeatable."),
         ] = None,
-        kubernetes_version: KubernetesVersion = NEWEST_VERSION,
+        kubernetes_version: LiveKubernetesVersion = None,
         feature_gates: FeatureGates = None,
         output: Annotated[str, output_option(Format.text, Format.json, Format.yaml, note="A report, not objects: no wide or name.")] = Format.text,
         kubeconfig: Kubeconfig = None,
@@ -143,11 +143,13 @@ def register(app: typer.Typer) -> None:
         from drakit.profiles.trial import trial_profiles, trial_table
         from drakit.sources import load_profile_files
 
-        feats = features(kubernetes_version, feature_gates)
+        features(kubernetes_version or NEWEST_VERSION, feature_gates)  # a bad flag: refused before any cluster
         source = or_demo(Source(files or (), kubeconfig, context, demo, request_timeout))
         if source.live and execute:
             raise UsageError("--execute runs the local executor over an inventory file or the demo (-f or --demo), "
                              "never over a live cluster's devices")
+        kubernetes_version = release(source, kubernetes_version, feature_gates)
+        feats = features(kubernetes_version, feature_gates)
         snapshot = open_source(source, feats, namespace=None)  # invalid manifests are refused here, exit 1
         paths: list[str] | str = snapshot.provenance.source if source.live else (files or demo_paths())
         profiles = load_profile_files(profile) if profile else trial_profiles()

@@ -30,11 +30,11 @@ its Job by the ``drakit.dev/run-id`` label: unlike a local process, a pod can be
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from drakit.errors import DrakitError, InvalidArgument
 from drakit.executors.base import RunRequest, tags_json
@@ -95,9 +95,14 @@ def plan_run(request: RunRequest) -> RunPlan:
         raise InvalidArgument(f"run ID {request.run_id!r} cannot name a Job: use lowercase letters, digits and "
                               "'-', at most 63 characters")
     if not request.image:
-        raise InvalidArgument("--executor kubernetes needs --image IMAGE: the container the command runs in")
+        raise InvalidArgument("the kubernetes executor needs an image: the container the command runs in")
+    if request.product is not None:
+        raise InvalidArgument("the kubernetes executor does not pin a product yet; use a profile that allows only "
+                              "that product")
     compiled = compile_profile(request.profile, drivers_for(request.profile)[0], namespace=request.namespace)
     queue = queue_of(request, compiled)
+    if queue:
+        _require_admissible(queue, compiled)
     env = {**request.env, "DRAKIT_RUN_ID": request.run_id, "MLFLOW_RUN_CONTEXT": tags_json(request)}
     job = job_manifest(name=name, namespace=request.namespace, run_id=request.run_id, fragment=compiled.fragment,
                        image=request.image, command=request.command, queue=queue, env=env)
@@ -158,7 +163,8 @@ class KubernetesExecutor:
         self._prepare(plan)
         self.store.create(Run.submit(datetime.now(UTC), id=request.run_id, recipe=request.recipe or request.profile.name,
                                      profile=request.profile.name, queue=plan.queue, namespace=request.namespace,
-                                     executor=self.name, command=request.command, image=request.image))
+                                     executor=self.name, command=request.command, image=request.image,
+                                     image_used=True, env=dict(request.env)))
         return self._guarded(request.run_id, plan, lambda: self._submit_and_follow(request, plan))
 
     def _submit_and_follow(self, request: RunRequest, plan: RunPlan) -> RunRecord:
@@ -178,7 +184,7 @@ class KubernetesExecutor:
             if run.state in TERMINAL or run.executor != self.name:
                 continue
             request = RunRequest(run_id=run.id, profile=profiles(run.profile), command=run.command, recipe=run.recipe,
-                                 queue=run.queue, namespace=run.namespace, image=run.image)
+                                 queue=run.queue, namespace=run.namespace, image=run.image, env=dict(run.env))
             plan = plan_run(request)
             job = find_job(self.client, run.namespace, run.id)
             if job is None and run.state is not RunState.SUBMITTED:
@@ -273,11 +279,13 @@ class KubernetesExecutor:
         if isinstance(done, RunRecord):
             return done
         pod = _newest(pods.objects.values())
-        if self.store.get(run_id).run.state is RunState.CONTAINER_STARTED:
-            self.store.advance(run_id, RunState.CANCELLED)  # ran past timeout_s
-            self._cleanup(plan)
-            return self._with_pod(run_id, pod)
-        return self._end(run_id, plan, self._waiting(plan, pod), pod)
+        if self.store.get(run_id).run.state is not RunState.CONTAINER_STARTED:
+            return self._end(run_id, plan, self._waiting(plan, pod), pod)
+        if pod is not None:  # it ran past timeout_s
+            self._record_pod(run_id, pod, pod_view(pod, plan.compiled.fragment))
+        self.store.advance(run_id, RunState.CANCELLED)
+        self._cleanup(plan)
+        return self.store.get(run_id)
 
     def _watch(self, reflector: Reflector, check: Callable[[], T | Reason | None],
                deadline: Callable[[], float]) -> T | Reason | None:
@@ -307,7 +315,7 @@ class KubernetesExecutor:
         done = view.terminated is not None or view.phase in ("Succeeded", "Failed")
         if not allocation and not (claim is None and done):
             return RunState.ADMITTED
-        slices, _ = list_all(self.client, "ResourceSlice") if allocation else ([], "")
+        slices = self._slices(allocation) if allocation else []
         record = RunClaim(namespace=plan.namespace, name=view.claim, uid=str(((claim or {}).get("metadata") or {}).get("uid") or ""),
                           template=plan.compiled.fragment.template_name or "", pod_name=view.name, pod_uid=view.uid,
                           node=view.node or _allocated_node(allocation or {}))
@@ -315,6 +323,11 @@ class KubernetesExecutor:
         self.store.advance(run_id, RunState.CLAIM_ALLOCATED, claim=record,
                            devices=capture_devices(allocation, slices) if allocation else ())
         return RunState.CLAIM_ALLOCATED
+
+    def _slices(self, allocation: Obj) -> list[Obj]:
+        """The slices of the allocated devices' drivers, as they are now (the API server filters by driver)."""
+        drivers = sorted({str(r.get("driver")) for r in (allocation.get("devices") or {}).get("results") or []})
+        return [s for d in drivers for s in list_all(self.client, "ResourceSlice", field_selector=f"spec.driver={d}")[0]]
 
     def _blocked(self, plan: RunPlan, pod: Obj, view: PodView, checked: set[str]) -> Reason | None:
         """Why the pod can never start, as soon as that is known; ``None`` while it may still."""
@@ -406,17 +419,11 @@ class KubernetesExecutor:
             self._cleanup(plan)
         return self.store.get(run_id)
 
-    def _with_pod(self, run_id: str, pod: Obj | None) -> RunRecord:
-        if pod is not None:
-            with suppress(ClusterError):
-                self._record_pod(run_id, pod, None)
-        return self.store.get(run_id)
-
     def _cleanup(self, plan: RunPlan) -> None:
         if not self.keep_job:
             self.client.delete("Job", plan.name, plan.namespace)
 
-    def _record_pod(self, run_id: str, pod: Obj, view: PodView | None) -> None:
+    def _record_pod(self, run_id: str, pod: Obj, view: PodView) -> None:
         """The image digest and the pod's Events, kept beside what ``record-env`` saw inside."""
         try:
             events = pod_events(self.client, pod)[-_MAX_EVENTS:]
@@ -425,8 +432,7 @@ class KubernetesExecutor:
         have = self.store.get(run_id).env or RunEnv()
         kept = {k: v for k, v in have.frameworks.items() if not k.startswith(EVENT_KEY)}
         lines = {f"{EVENT_KEY}{i:03d}": _clip(event_line(e)) for i, e in enumerate(events)}
-        digest = view.digest if view is not None else ""
-        self.store.record_env(run_id, replace(have, image_digest=digest or have.image_digest,
+        self.store.record_env(run_id, replace(have, image_digest=view.digest or have.image_digest,
                                               frameworks={**kept, **lines}))
 
 
@@ -434,9 +440,20 @@ def queue_of(request: RunRequest, compiled: CompiledProfile) -> str:
     """The LocalQueue of the run: the one asked for, else the one its profile names (``spec.queue``)."""
     named = dict(compiled.fragment.labels).get(QUEUE_NAME_LABEL, "")
     if request.queue and named and request.queue != named:
-        raise InvalidArgument(f"--queue {request.queue}: profile {request.profile.name} sends its pods to queue "
-                              f"{named} (spec.queue); give --queue {named} or a profile without a queue")
+        raise InvalidArgument(f"queue {request.queue}: profile {request.profile.name} sends its pods to queue "
+                              f"{named} (spec.queue); ask for queue {named} or use a profile without a queue")
     return request.queue or named
+
+
+def _require_admissible(queue: str, compiled: CompiledProfile) -> None:
+    """Refuse a queued run Kueue would never admit (firstAvailable, All, admin access...): it would wait out ``wait_s``."""
+    from drakit.queues.lint import KUEUE_HINT, kueue_profile_problems
+
+    problems = kueue_profile_problems([compiled.claim, compiled.device_class])
+    if problems:
+        what, at, why = problems[0]
+        raise InvalidArgument(f"queue {queue}: Kueue would never admit profile {compiled.profile}: {what} {at}: {why}; "
+                              f"{KUEUE_HINT}")
 
 
 def _selector(plan: RunPlan) -> str:
@@ -449,7 +466,7 @@ def _gone(plan: RunPlan) -> Reason:
                   hint="submit the run again")
 
 
-def _newest(pods: Iterator[Obj] | Any) -> Obj | None:
+def _newest(pods: Iterable[Obj]) -> Obj | None:
     """The Job's newest pod (backoffLimit 0 makes one; a pod the Job replaced is older)."""
     items = list(pods)
     return max(items, key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or "")) if items else None

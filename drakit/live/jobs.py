@@ -34,12 +34,12 @@ __all__ = [
     "RUN_ID_LABEL",
     "PodView",
     "Terminated",
+    "event_line",
     "find_job",
     "job_manifest",
     "job_name",
     "pod_events",
     "pod_view",
-    "run_pods",
     "workload_message",
 ]
 
@@ -88,11 +88,6 @@ def find_job(client: ClusterClient, namespace: str, run_id: str) -> Obj | None:
     """The run's Job, found by its label (a resumed run knows only its ID and namespace)."""
     items, _ = list_all(client, "Job", namespace=namespace, label_selector=f"{RUN_ID_LABEL}={run_id}")
     return items[0] if items else None
-
-
-def run_pods(client: ClusterClient, namespace: str, run_id: str) -> list[Obj]:
-    items, _ = list_all(client, "Pod", namespace=namespace, label_selector=f"{RUN_ID_LABEL}={run_id}")
-    return items
 
 
 @dataclass(frozen=True)

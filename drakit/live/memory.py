@@ -332,7 +332,8 @@ def _field_values(obj: Obj) -> dict[str, Any]:
     spec = obj.get("spec") or {}
     inv = obj.get("involvedObject") or {}
     out = {"metadata.name": meta.get("name"), "metadata.namespace": meta.get("namespace"),
-           "spec.nodeName": spec.get("nodeName"), "status.phase": (obj.get("status") or {}).get("phase"),
+           "spec.nodeName": spec.get("nodeName"), "spec.driver": spec.get("driver"),
+           "status.phase": (obj.get("status") or {}).get("phase"),
            "involvedObject.name": inv.get("name"), "involvedObject.kind": inv.get("kind"),
            "involvedObject.uid": inv.get("uid")}
     return {k: v for k, v in out.items() if v is not None}

@@ -60,7 +60,7 @@ _RUNNER = [
     _rule("", ["pods", "events"], READ),
     _rule(GROUP, ["resourceclaims"], READ),
     _rule(GROUP, ["resourceclaimtemplates"], [*READ, "create", "patch"]),
-    _rule("kueue.x-k8s.io", ["workloads"], ["get", "list"]),
+    _rule(KUEUE, ["workloads"], ["get", "list"]),
 ]
 
 

@@ -45,15 +45,21 @@ class Scope:
         return self.kinds is None or kind in self.kinds
 
 
+def minor_release(git_version: str) -> str | None:
+    """``1.35`` for ``v1.35.4`` (or a vendor's ``v1.35.4-eks.1``); ``None`` when it names no release."""
+    m = re.match(r"v?(\d+)\.(\d+)", git_version)
+    return f"{int(m[1])}.{int(m[2])}" if m else None
+
+
 def require_dra(info: ServerInfo) -> None:
     """Refuse a server without ``resource.k8s.io/v1``, naming the version found."""
     if info.resource_v1:
         return
     found = info.git_version or "an unknown version"
     older = ""
-    m = re.match(r"v?(\d+)\.(\d+)", found)
-    if m:
-        older = " (older than 1.34)" if (int(m[1]), int(m[2])) < (1, 34) else " (it is disabled there)"
+    minor = minor_release(found)
+    if minor:
+        older = " (older than 1.34)" if tuple(map(int, minor.split("."))) < (1, 34) else " (it is disabled there)"
     raise ClusterError(
         ErrorCode.UNSUPPORTED,
         f"the cluster runs Kubernetes {found}, which does not serve resource.k8s.io/v1{older}",
@@ -62,13 +68,14 @@ def require_dra(info: ServerInfo) -> None:
 
 
 def list_all(client: ClusterClient, kind: str, *, namespace: str | None = None, label_selector: str = "",
-             limit: int = PAGE) -> tuple[list[Obj], str]:
+             field_selector: str = "", limit: int = PAGE) -> tuple[list[Obj], str]:
     """Every object of ``kind``, page after page; the resourceVersion of the first page."""
     items: list[Obj] = []
     token = ""
     version = ""
     while True:
-        page = client.list(kind, namespace=namespace, label_selector=label_selector, limit=limit, continue_token=token)
+        page = client.list(kind, namespace=namespace, label_selector=label_selector, field_selector=field_selector,
+                           limit=limit, continue_token=token)
         items.extend(page.items)
         version = version or page.resource_version
         token = page.continue_token

@@ -62,11 +62,13 @@ class BodyLimit:
                     declared = int(value)
                 except ValueError:
                     declared = -1
-                if declared < 0 or declared > self.max_bytes:
-                    await _send_problem(send, *problem(413 if declared > 0 else 400, "too-large" if declared > 0
-                                                       else "bad-request", "Content Too Large" if declared > 0
-                                                       else "Bad Request", f"body of {value.decode(errors='replace')} "
-                                                       f"bytes; at most {self.max_bytes} are read"))
+                if declared < 0:
+                    await _send_problem(send, *problem(400, "bad-request", "Bad Request",
+                                                       "Content-Length is not a byte count"))
+                    return
+                if declared > self.max_bytes:
+                    await _send_problem(send, *problem(413, "too-large", "Content Too Large",
+                                                       f"body of {declared} bytes; at most {self.max_bytes} are read"))
                     return
         seen = 0
 
@@ -139,7 +141,7 @@ def create_app(
     web = WebState(source, auth=auth or Auth(MemoryTokenStore()), store=store, catalog=catalog, ledger=ledger,
                    profiles=profiles, features=features, simulations=simulations, clock=clock)
     app = FastAPI(title="drakit", summary="DRA inventory, explanations, queues, runs and simulations",
-                  version="v1", docs_url="/api/docs", redoc_url=None)
+                  version="v1", docs_url=None, redoc_url=None)  # no Swagger UI: it loads scripts from a CDN
     app.state.web = web
     app.add_exception_handler(RequestValidationError, _validation)
     app.add_exception_handler(StarletteHTTPException, _http)

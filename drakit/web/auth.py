@@ -174,7 +174,7 @@ class Principal:
 ANONYMOUS = Principal()
 OPEN_READER = Principal(read_all=True)
 _TOKENS_RECHECK_S = 5.0  # how stale the server's view of the token store may be (a revocation's delay)
-_KNOWN_MAX = 10_000  # digests remembered (unknown ones too, so a flood of bad tokens cannot reach the store)
+_KNOWN_MAX = 10_000  # digests remembered (unknown ones too: a bad token retried reads the store once per recheck)
 
 
 class BadToken(InvalidArgument):

@@ -10,10 +10,10 @@ from fastapi import Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from drakit.web.auth import Principal
-from drakit.web.problems import PROBLEM, Forbidden, Unauthorized, _finite
+from drakit.web.problems import PROBLEM, Forbidden, Unauthorized, finite
 from drakit.web.state import Revision, WebState
 
-__all__ = ["Json", "admin", "cached", "caller", "ok", "problems", "reader", "state", "writer"]
+__all__ = ["Json", "admin", "cached", "caller", "dumps", "ok", "problems", "reader", "state", "writer"]
 
 
 def dumps(content: Any) -> bytes:
@@ -21,7 +21,7 @@ def dumps(content: Any) -> bytes:
     try:
         return json.dumps(content, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     except ValueError:
-        return json.dumps(_finite(content), ensure_ascii=False, separators=(",", ":")).encode()
+        return json.dumps(finite(content), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class Json(Response):
@@ -45,7 +45,7 @@ _PROBLEM_SCHEMA = {
 _TITLES = {400: "Bad request", 401: "No token, or a token that is not live", 403: "The caller may not do this",
            404: "Not found (or in a namespace the caller may not see)", 410: "The continue token is of an older revision",
            413: "The body is too large", 422: "Invalid argument or input, with the field path",
-           503: "Busy: retry later"}
+           503: "Busy (the simulation queue is full) or the store is unreachable: retry later"}
 
 
 def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -55,6 +55,7 @@ def problems(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 
 def ok(schema: dict[str, Any] | None = None, status: int = 200) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the success status, ``application/json`` (any object unless ``schema``)."""
     return {status: {"description": "OK", "content": {"application/json": {"schema": schema or {"type": "object"}}}}}
 
 
@@ -84,7 +85,7 @@ def reader(request: Request) -> Principal:
     """A caller who may read namespaced data: a token, or the open demo."""
     who = caller(request)
     if who.anonymous and not who.read_all:
-        raise Unauthorized("namespaced data needs a token once tokens exist (or the server runs --open-reads)")
+        raise Unauthorized("namespaced data needs a token once tokens exist (or the server opens reads to all)")
     return who
 
 

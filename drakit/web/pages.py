@@ -472,7 +472,7 @@ def simulation_page(request: Request, sim_id: str) -> Response:
     def build(who: Principal) -> Response:
         sims = _state(request).simulations
         if sims is None:
-            raise NotFound("simulations are off on this server (drakit serve --sim-workers 0)")
+            raise NotFound("simulations are off on this server (no simulation workers)")
         if who.anonymous:
             raise Unauthorized("a simulation belongs to the team that submitted it: sign in with a token")
         report = sims.report(sim_id, who)

@@ -17,7 +17,7 @@ from typing import Any
 from drakit.errors import DrakitError, InvalidArgument, InvalidInput, NotFound, SelectorError, UsageError
 from drakit.web.auth import BadToken
 
-__all__ = ["PROBLEM", "Forbidden", "Problem", "TooLarge", "Unauthorized", "problem", "problem_body", "problem_of"]
+__all__ = ["PROBLEM", "Forbidden", "TooLarge", "Unauthorized", "finite", "problem", "problem_body", "problem_of"]
 
 PROBLEM = "application/problem+json"
 _log = logging.getLogger("drakit.web")
@@ -36,7 +36,7 @@ class TooLarge(DrakitError):
 
 
 class Problem(Exception):
-    """A ready problem (status, code, detail) raised inside the app."""
+    """A ready problem (status, code, detail) raised inside the app: control flow, never public."""
 
     def __init__(self, status: int, code: str, title: str, detail: str, **extra: Any) -> None:
         super().__init__(detail)
@@ -49,14 +49,14 @@ def problem_body(status: int, code: str, title: str, detail: str, **extra: Any) 
     return body
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
     """Request validation echoes the bad input; JSON has no NaN or Infinity, so they become strings."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
+        return {str(k): finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     if value is None or isinstance(value, bool | int | float | str):
         return value
     return str(value)
@@ -64,7 +64,7 @@ def _finite(value: Any) -> Any:
 
 def problem(status: int, code: str, title: str, detail: str, **extra: Any) -> tuple[int, bytes]:
     body = problem_body(status, code, title, detail, **extra)
-    return status, json.dumps(_finite(body), ensure_ascii=False, allow_nan=False).encode()
+    return status, json.dumps(finite(body), ensure_ascii=False, allow_nan=False).encode()
 
 
 def _field_errors(e: InvalidInput) -> list[dict[str, Any]]:
@@ -112,6 +112,8 @@ def problem_of(e: BaseException) -> tuple[int, bytes]:
 
     if isinstance(e, Busy):
         return problem(503, "busy", "Service Unavailable", message)
+    if type(e).__name__ == "StoreError":  # drakit.store.engine, imported only with the store extra
+        return problem(503, "store-unavailable", "Service Unavailable", message)
     if isinstance(e, DrakitError):
         return problem(422, "error", "Unprocessable Content", message)
     _log.exception("unexpected error", exc_info=e)

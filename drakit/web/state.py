@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from drakit.errors import InvalidInput
 from drakit.features import Features
 from drakit.inventory.fleet import DeviceRow, fleet
-from drakit.inventory.snapshot import ClusterSnapshot, Provenance
+from drakit.inventory.snapshot import KIND_FIELDS, ClusterSnapshot, Provenance
 
 if TYPE_CHECKING:
     from drakit.explain.diagnose import Shared
@@ -267,16 +267,25 @@ class WebState:
         return self._revision
 
     def refresh(self) -> Revision:
-        """Read the source again and swap; on failure keep the old revision (and say why in ``last_error``)."""
+        """Read the source again and swap; on failure keep the old revision (and say why in ``last_error``).
+
+        A read that finds exactly the objects already served keeps the current revision, so its
+        caches (an explanation costs up to a second at 5,000 nodes) survive a quiet cluster's
+        periodic refresh.
+        """
         with self._refresh_lock:
             try:
-                new = self._read(self._revision.number + 1)
-            except Exception as e:
+                snapshot = self.source.read()
+                if not _same_objects(snapshot, self._revision.snapshot):
+                    new = Revision(self._revision.number + 1, snapshot, self.features)
+                    new.warm()
+                    self._revision = new
+            except Exception as e:  # the server keeps serving the last good state
                 self.last_error = str(e).splitlines()[0] if str(e) else type(e).__name__
                 return self._revision
+            self.refreshed_at = self.clock()
             self.last_error = ""
-            self._revision = new
-            return new
+            return self._revision
 
     @property
     def profiles(self) -> tuple[CompiledProfile, ...]:
@@ -297,6 +306,11 @@ class WebState:
         from drakit.queues.compile import setup_of
 
         return setup_of(self.catalog, namespaces=list(namespaces))
+
+
+def _same_objects(a: ClusterSnapshot, b: ClusterSnapshot) -> bool:
+    """Whether two snapshots hold the same objects (a deep comparison, in C: ~0.1 s at 5,000 nodes)."""
+    return a is b or all(getattr(a, f) == getattr(b, f) for _, f in KIND_FIELDS)
 
 
 class Refresher:

@@ -265,7 +265,8 @@ def queues(state: WebState, who: Principal) -> dict[str, Any]:
         return {"catalog": None, "queues": []}
     catalog = state.catalog
     held = state.ledger.held() if state.ledger is not None else ()
-    waiting = [r for r in state.store.runs(state=RunState.SUBMITTED)] if state.store is not None else []
+    # The ledger keeps no backlog: the runs still submitted are the ones waiting, oldest first.
+    waiting = list(state.store.runs(state=RunState.SUBMITTED)) if state.store is not None else []
     namespace_of_run = {r.id: r.namespace for r in waiting}
     if state.store is not None:
         for h in held:
@@ -282,16 +283,16 @@ def queues(state: WebState, who: Principal) -> dict[str, Any]:
         mine = [h for h in held if h.queue == q.name]
         quotas = []
         for quota in q.quotas:
-            used = sum(h.demand.get(quota.resource, 0) for h in mine)
-            nominal = amount(quota.resource, quota.nominal)
-            quotas.append({
-                "resource": quota.resource,
-                "nominal": format_amount(quota.resource, nominal),
-                "borrowingLimit": None if quota.borrowing_limit is None else str(quota.borrowing_limit),
-                "lendingLimit": None if quota.lending_limit is None else str(quota.lending_limit),
-                "used": format_amount(quota.resource, used),
-                "borrowed": format_amount(quota.resource, max(0, used - nominal)),
-            })
+            r = quota.resource
+            used = sum(h.demand.get(r, 0) for h in mine)
+            nominal = amount(r, quota.nominal)
+
+            def shown(value: int | str | None, r: str = r) -> str | None:
+                return None if value is None else format_amount(r, amount(r, value))
+
+            quotas.append({"resource": r, "nominal": format_amount(r, nominal),
+                           "borrowingLimit": shown(quota.borrowing_limit), "lendingLimit": shown(quota.lending_limit),
+                           "used": format_amount(r, used), "borrowed": format_amount(r, max(0, used - nominal))})
 
         def run_ref(run_id: str) -> str:
             return run_id if who.sees(namespace_of_run.get(run_id, "")) else HIDDEN
@@ -314,7 +315,7 @@ def queues(state: WebState, who: Principal) -> dict[str, Any]:
 
 def _store(state: WebState) -> Any:
     if state.store is None:
-        raise NotFound("no run store is configured (start the server with --store URL)")
+        raise NotFound("no run store is configured (start the server with a store)")
     return state.store
 
 

@@ -25,6 +25,7 @@ from tests.integration.controlplane import (
 from tests.integration.gating import unavailable
 from tests.integration.kube import Cluster
 from tests.integration.kueue import (
+    INJECTION_MAPPINGS,
     KueueError,
     KueueManager,
     kueue_dir,
@@ -79,15 +80,17 @@ def cluster(control_plane: ControlPlane) -> Iterator[Cluster]:
 @pytest.fixture(scope="session")
 def kueue(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KueueManager]:
     """Kueue v0.19.2 (``cluster/addons.sh``) running against the session's control plane, with the
-    agreement scenario's deviceClassMappings and the kubernetes executor check's (the manager reads
-    them only at start)."""
+    agreement scenario's deviceClassMappings, the kubernetes executor check's and the injection
+    check's (the manager reads them only at start)."""
     directory = kueue_dir()
     missing = missing_parts(directory)
     if missing:
         unavailable(f"Kueue not built ({', '.join(missing)} missing in {directory}); run `make cluster`")
     try:
         manager = start_kueue(
-            cluster, tmp_path_factory.mktemp("kueue"), device_class_mappings=DEVICE_CLASS_MAPPINGS + EXECUTOR_MAPPINGS
+            cluster,
+            tmp_path_factory.mktemp("kueue"),
+            device_class_mappings=DEVICE_CLASS_MAPPINGS + EXECUTOR_MAPPINGS + INJECTION_MAPPINGS,
         )
     except KueueError as exc:
         pytest.fail(str(exc), pytrace=False)

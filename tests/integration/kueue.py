@@ -43,6 +43,12 @@ KUEUE_VERSION = "v0.19.2"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 NAMESPACE = "kueue-system"
 WEBHOOK_NAME = "drakit-test-kueue"
+# What the injection check (``test_kueue_injection.py``) charges: the DeviceClass its profile
+# ``kq-two-l4`` compiles to. The manager reads mappings only at start, so the session's fixture
+# starts it with this one too.
+INJECTION_PROFILE = "kq-two-l4"
+INJECTION_RESOURCE = "drakit.dev/l4"
+INJECTION_MAPPINGS = ({"name": INJECTION_RESOURCE, "deviceClassNames": [f"{INJECTION_PROFILE}.gpu.nvidia.com"]},)
 # Namespaces Kueue's webhooks never see (Kueue's own install excludes the same two).
 _EXCLUDED_NAMESPACES = ("kube-system", NAMESPACE)
 

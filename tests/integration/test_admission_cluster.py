@@ -109,10 +109,14 @@ def _apply_text(cluster: Cluster, text: str) -> list[dict[str, Any]]:
 class Forms:
     """Installs and removes each form; the webhook server runs for the whole module."""
 
-    def __init__(self, cluster: Cluster, workdir: Path) -> None:
+    def __init__(self, cluster: Cluster, workdir: Path, profiles: tuple[str, ...] = PROFILES,
+                 probes: tuple[str, str] = ("evaluation", "training-48g")) -> None:
+        """``profiles`` are served (names or files); ``probes`` name the profiles of the Pod and
+        the Job that show when the injector is on."""
         trustme = pytest.importorskip("trustme")
         self.cluster = cluster
         self.workdir = workdir
+        self.profiles, self.probes = profiles, probes
         ca = trustme.CA()
         cert = ca.issue_cert("127.0.0.1")
         ca.cert_pem.write_to_path(str(workdir / "ca.pem"))
@@ -125,7 +129,7 @@ class Forms:
     def start_server(self) -> None:
         log = (self.workdir / "webhook.log").open("ab")
         self.server = subprocess.Popen(
-            [sys.executable, "-m", "drakit.cli.main", "webhook", "serve", *PROFILES, "--host", "127.0.0.1",
+            [sys.executable, "-m", "drakit.cli.main", "webhook", "serve", *self.profiles, "--host", "127.0.0.1",
              "--port", str(self.port), "--tls-cert", str(self.workdir / "cert.pem"), "--tls-key", str(self.workdir / "key.pem")],
             cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -147,8 +151,8 @@ class Forms:
 
     def documents(self, form: str, *extra: str) -> str:
         if form == "policy":
-            return drakit("admission", "policy", *PROFILES, *extra)
-        return drakit("webhook", "manifests", *PROFILES, "--url", f"https://127.0.0.1:{self.port}/mutate",
+            return drakit("admission", "policy", *self.profiles, *extra)
+        return drakit("webhook", "manifests", *self.profiles, "--url", f"https://127.0.0.1:{self.port}/mutate",
                       "--ca-file", str(self.workdir / "ca.pem"), *extra)
 
     @contextmanager
@@ -165,8 +169,8 @@ class Forms:
     def wait_effective(self, ns: str, on: bool) -> None:
         """Policies and webhook configurations reach the admission chain through informers, each
         on its own: wait until a Pod and a Job are mutated and an unknown profile is refused."""
-        pod = _pod("probe", {"drakit.dev/profile": "evaluation"})
-        job = _job("probe", "training-48g")
+        pod = _pod("probe", {"drakit.dev/profile": self.probes[0]})
+        job = _job("probe", self.probes[1])
         unknown = _pod("probe", {"drakit.dev/profile": "no-such-profile"})
 
         def mutated(obj: dict[str, Any], spec: Any) -> bool | None:

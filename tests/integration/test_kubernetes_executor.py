@@ -179,19 +179,37 @@ def _times(record: RunRecord) -> list[datetime]:
     return [t.at for t in record.run.transitions]
 
 
+PAIR_PROFILE = """\
+apiVersion: drakit.dev/v1alpha1
+kind: Profile
+metadata:
+  name: kx-pair
+extends: nvidia-base
+spec:
+  count: 2
+  memory:
+    min: 48Gi
+  colocate: pcieRoot
+"""
+
+
 def test_the_record_holds_the_schedulers_devices_joined_to_their_slices(
     cluster: Cluster, control_plane: ControlPlane, fake_nodes: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     store_url = f"sqlite:///{tmp_path / 'runs.db'}"
     kubeconfig = _kubeconfig(control_plane, tmp_path)
     with cluster.namespace("kx") as ns, ClaimObserver(cluster, ns) as observer:
+        pair_profile = tmp_path / "kx-pair.yaml"
+        pair_profile.write_text(PAIR_PROFILE, encoding="utf-8")
         ok = _finish(_drakit_run(kubeconfig, store_url, ns, "kx-ok", "python", "-c", "print('trained')"))
         failed = _finish(_drakit_run(kubeconfig, store_url, ns, "kx-fails", "false"))
+        pair = _finish(_drakit_run(kubeconfig, store_url, ns, "kx-pair", "true", profile=str(pair_profile)))
         slices = _slice_devices(cluster)
         assert ok[0] == 0, ok[1]
         assert failed[0] == 1, failed[1]
+        assert pair[0] == 0, pair[1]
         store = open_store(store_url)
-        for run_id in ("kx-ok", "kx-fails"):
+        for run_id in ("kx-ok", "kx-fails", "kx-pair"):
             record = store.get(run_id)
             assert [t.state for t in record.run.transitions] == [
                 RunState.SUBMITTED, RunState.ADMITTED, RunState.CLAIM_ALLOCATED, RunState.CONTAINER_STARTED,
@@ -200,15 +218,18 @@ def test_the_record_holds_the_schedulers_devices_joined_to_their_slices(
             assert record.claim is not None and record.claim.name in observer.seen, (record.claim, observer.seen.keys())
             claim = observer.seen[record.claim.name]
             assert record.claim.uid == claim["metadata"]["uid"]
-            assert record.claim.template == PROFILE and record.claim.pod_name.startswith(f"{run_id}-")
+            assert record.claim.template == record.run.profile and record.claim.pod_name.startswith(f"{run_id}-")
             assert record.claim.node == record.devices[0].pool  # the NVIDIA driver names each node's pool after it
             _check_joined(record, claim["status"]["allocation"], slices)
-            assert record.devices[0].product == "NVIDIA L4", "smallest-first: the scheduler picked a 24 GB-class GPU"
             assert cluster.get(V1, "ResourceClaim", record.claim.name, ns) is None, "deleted with its pod"
             assert record.env is not None and record.env.image_digest == IMAGE_DIGEST
             assert any("Scheduled" in v for v in record.env.frameworks.values()), record.env.frameworks
             assert record.result is not None and record.result.runtime_s is not None
             assert abs(record.result.runtime_s - RUN_MS / 1000) <= 1.0  # the kubelet's timestamps are whole seconds
+        assert store.get("kx-ok").devices[0].product == "NVIDIA L4", "smallest-first: a 24 GB-class GPU"
+        two = store.get("kx-pair").devices
+        assert len(two) == 2 and {d.product for d in two} == {"NVIDIA H100 80GB HBM3"}
+        assert two[0].pcie_root and two[0].pcie_root == two[1].pcie_root, "colocate: one PCIe root"
         assert store.get("kx-ok").result.exit_status == 0  # type: ignore[union-attr]
         assert store.get("kx-fails").result.exit_status == 1  # type: ignore[union-attr]
 

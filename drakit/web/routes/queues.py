@@ -10,7 +10,7 @@ from drakit.web.deps import Json, ok, problems, reader, state
 router = APIRouter(prefix="/api/v1", tags=["queues"])
 
 
-@router.get("/queues", response_class=Json, responses={**ok(), **problems(401)})
+@router.get("/queues", response_class=Json, responses={**ok(), **problems(401, 503)})
 def queues(request: Request) -> Json:
     """The queue catalog's queues the caller may use, with what the ledger holds in each."""
     who = reader(request)

@@ -12,7 +12,7 @@ from drakit.web.deps import Json, ok, problems, reader, state
 router = APIRouter(prefix="/api/v1", tags=["runs"])
 
 
-@router.get("/runs", response_class=Json, responses={**ok(), **problems(401, 404)})
+@router.get("/runs", response_class=Json, responses={**ok(), **problems(401, 404, 503)})
 def runs(
     request: Request,
     run_state: Annotated[str | None, Query(alias="state", max_length=32)] = None,
@@ -23,14 +23,14 @@ def runs(
     return Json(views.runs(state(request), who, run_state, limit))
 
 
-@router.get("/runs/{run_id}", response_class=Json, responses={**ok(), **problems(401, 404)})
+@router.get("/runs/{run_id}", response_class=Json, responses={**ok(), **problems(401, 404, 503)})
 def run(request: Request, run_id: Annotated[str, Path(min_length=1, max_length=1024)]) -> Json:
     """Everything recorded about one run."""
     who = reader(request)
     return Json(views.run(state(request), who, run_id))
 
 
-@router.get("/comparisons", response_class=Json, responses={**ok(), **problems(401, 404)})
+@router.get("/comparisons", response_class=Json, responses={**ok(), **problems(401, 404, 503)})
 def compare(
     request: Request,
     by: Annotated[str, Query(max_length=32, description="product, profile or driverVersion.")] = "product",

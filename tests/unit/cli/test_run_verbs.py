@@ -97,7 +97,7 @@ def test_exit_status_of_the_command_is_drakits(store: str) -> None:
     ("args", "code", "message"),
     [
         pytest.param(("run", "-p", "evaluation", "--executor", "slurm", "--", "true"), 2, "choose one of", id="bad-executor"),
-        pytest.param(("run", "-p", "evaluation", "--executor", "kubernetes", "--", "true"), 2, "needs --image IMAGE", id="k8s-no-image"),
+        pytest.param(("run", "-p", "evaluation", "--executor", "kubernetes", "--", "true"), 2, "needs an image", id="k8s-no-image"),
         pytest.param(("run", "-p", "nope", "--demo", "--", "true"), 1, "no such profile", id="unknown-profile"),
         pytest.param(("run", "-p", "evaluation", "--demo", "--product", "B200", "--", "true"), 3, "NotEnoughDevices",
                      id="no-such-product"),

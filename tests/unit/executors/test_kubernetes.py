@@ -21,7 +21,7 @@ import pytest
 
 from drakit.demo import cluster_objects
 from drakit.errors import InvalidArgument, InvalidInput
-from drakit.executors.base import RunRequest
+from drakit.executors.base import Executor, RunRequest
 from drakit.executors.kubernetes import EVENT_KEY, KubernetesExecutor, plan_run
 from drakit.features import Features
 from drakit.live import MemoryCluster
@@ -60,6 +60,7 @@ class Plane(MemoryCluster):
     steps: int = 0
     admitted_step: int | None = None
     admitted_at: datetime | None = None
+    expired: int = 0  # watches answered 410 Gone
     allocations: list[dict[str, Any]] = field(default_factory=list)
 
     def watch(self, kind: str, **kwargs: Any) -> Iterator[WatchEvent]:
@@ -69,6 +70,8 @@ class Plane(MemoryCluster):
         self.play()
         if self.compact_each_step:
             self.compact()
+        since = int(kwargs.get("resource_version") or 0)
+        self.expired += bool(since and since < self.compacted)
         return super().watch(kind, **kwargs)
 
     # -- the components ----------------------------------------------------------------------
@@ -221,6 +224,11 @@ def test_a_run_walks_every_state_and_records_exactly_the_allocated_devices() -> 
     assert plane.get("Job", "r1", NS) is not None, "a finished run's Job is left"
 
 
+def test_it_is_an_executor_of_the_one_seam() -> None:
+    executor: Executor = _executor(_plane())  # mypy checks the Protocol
+    assert executor.name == "kubernetes" and executor.execute(_request(profile="evaluation")).run.executor == "kubernetes"
+
+
 def test_the_job_carries_claim_queue_and_run_labels() -> None:
     plan = plan_run(_request(queue="training"))
     job = plan.job
@@ -234,6 +242,13 @@ def test_the_job_carries_claim_queue_and_run_labels() -> None:
     assert {e["name"] for e in container["env"]} >= {"DRAKIT_RUN_ID", "MLFLOW_RUN_CONTEXT"}
     unqueued = plan_run(_request(profile="evaluation")).job
     assert "suspend" not in unqueued["spec"] and QUEUE_NAME_LABEL not in unqueued["metadata"]["labels"]
+
+
+def test_a_queued_profile_kueue_never_admits_is_refused_up_front() -> None:
+    with pytest.raises(InvalidArgument, match=r"queue q: Kueue would never admit profile evaluation: "
+                                              r"ResourceClaimTemplate/evaluation spec\.spec\.devices\.requests\[0\]\.firstAvailable"):
+        plan_run(_request(profile="evaluation", queue="q"))
+    assert plan_run(_request(profile="evaluation")).queue == ""  # unqueued, firstAvailable is the scheduler's
 
 
 def test_the_profile_queue_labels_the_job_when_none_is_given_and_a_different_one_is_refused() -> None:
@@ -266,6 +281,7 @@ def test_a_watch_whose_history_is_compacted_still_sees_every_step() -> None:
     plane = _plane(compact_each_step=True)
     record = _executor(plane).execute(_request())
     assert record.run.state is RunState.FINISHED and len(record.devices) == 2
+    assert plane.expired >= 3, "the watch resumed by re-listing, more than once"
 
 
 def test_the_missing_template_is_applied_before_the_job() -> None:
@@ -379,7 +395,7 @@ def test_a_forbidden_template_apply_records_nothing() -> None:
 @pytest.mark.parametrize(
     ("kw", "error", "match"),
     [
-        pytest.param({"image": ""}, InvalidArgument, "needs --image", id="no-image"),
+        pytest.param({"image": ""}, InvalidArgument, "needs an image", id="no-image"),
         pytest.param({"run_id": "Run_1"}, InvalidArgument, "cannot name a Job", id="bad-run-id"),
     ],
 )
@@ -437,9 +453,13 @@ def test_the_cli_records_a_run_and_exits_with_the_commands_status(on_twin: tuple
     assert doc["state"] == "finished" and doc["executor"] == "kubernetes" and len(doc["devices"]) == 1
 
 
-def test_the_cli_routes_through_the_catalog_and_refuses_a_queue_it_does_not_define(on_twin: tuple[Plane, str]) -> None:
+def test_the_cli_routes_through_the_catalog_and_refuses_a_queue_it_does_not_define(on_twin: tuple[Plane, str],
+                                                                                  tmp_path: Path) -> None:
     plane, store = on_twin
-    r = _cli(store, "-p", "evaluation", "--queues", LAB, "--run-id", "c2", "-n", "team-nlp", "--", "true")
+    one = tmp_path / "one.yaml"  # exactly one device: a request Kueue admits
+    one.write_text("apiVersion: drakit.dev/v1alpha1\nkind: Profile\nmetadata:\n  name: one\nextends: nvidia-base\n"
+                   "spec:\n  count: 1\n", encoding="utf-8")
+    r = _cli(store, "-p", str(one), "--queues", LAB, "--run-id", "c2", "-n", "team-nlp", "--", "true")
     assert r.exit_code == 0, r.stderr
     job = plane.get("Job", "c2", "team-nlp")
     assert job is not None and job["metadata"]["labels"][QUEUE_NAME_LABEL] == "research"  # routing: team-nlp

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -113,7 +112,9 @@ def test_pages_add_up_to_the_whole_list(demo: TestClient, limit: int) -> None:
 
 
 def test_a_continue_token_is_for_its_own_list_and_revision() -> None:
-    snapshots = iter([ClusterSnapshot.from_objects(w.snapshot().nodes + w.snapshot().slices)] * 2)
+    base = w.snapshot()
+    snapshots = iter([ClusterSnapshot.from_objects(base.nodes + base.slices),
+                      ClusterSnapshot.from_objects(base.nodes + base.slices + base.classes)])
 
     class Changing:
         description = "changing"
@@ -263,33 +264,17 @@ def test_refresh_swaps_the_revision_and_a_failed_read_keeps_the_last() -> None:
 # -- simulations -------------------------------------------------------------------------------
 
 
-def _scenario_text() -> str:
-    from importlib import resources
-
-    return (resources.files("drakit.sim") / "examples" / "mixed.yaml").read_text(encoding="utf-8")
-
-
-def _wait(c: TestClient, sim_id: str, headers: dict[str, str]) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        status = c.get(f"/api/v1/simulations/{sim_id}", headers=headers).json()
-        if status["state"] in ("succeeded", "failed"):
-            return status  # type: ignore[no-any-return]
-        time.sleep(0.05)
-    raise AssertionError(f"simulation {sim_id} did not end")
-
-
 def test_a_simulation_is_submitted_polled_and_fetched(client: TestClient, world: w.World) -> None:
     from drakit.sim import run_scenario
     from drakit.sim.scenario import parse_scenario
 
     vision = bearer(world, "vision")
-    text = _scenario_text()
+    text = w.scenario_text()
     got = client.post("/api/v1/simulations", content=text, params={"seed": 3}, headers=vision)
     assert got.status_code == 202, got.text
     sim = got.json()
     assert got.headers["location"] == f"/api/v1/simulations/{sim['id']}"
-    assert _wait(client, sim["id"], vision)["state"] == "succeeded"
+    assert w.wait(client, sim["id"], vision)["state"] == "succeeded"
     report = client.get(f"/api/v1/simulations/{sim['id']}/report", headers=vision).json()
     assert report == json.loads(json.dumps(run_scenario(parse_scenario(text), 3).to_json()))
     assert [s["id"] for s in client.get("/api/v1/simulations", headers=vision).json()["simulations"]] == [sim["id"]]
@@ -301,7 +286,7 @@ def test_a_simulation_is_submitted_polled_and_fetched(client: TestClient, world:
 
 
 def test_a_broken_scenario_is_refused_at_once_with_its_field_path(client: TestClient, world: w.World) -> None:
-    text = _scenario_text().replace("count: ", "count: -", 1)
+    text = w.scenario_text().replace("count: ", "count: -", 1)
     got = client.post("/api/v1/simulations", content=text, headers=bearer(world, "vision"))
     assert got.status_code == 422 and got.headers["content-type"] == PROBLEM
     assert "count" in got.json()["detail"]
@@ -326,9 +311,9 @@ def test_the_waiting_line_is_bounded() -> None:
         headers = {"Authorization": f"Bearer {issue(tokens, 'vision', ['team-vision']).secret}"}
         c = TestClient(create_app(StaticSource(w.snapshot()), auth=Auth(tokens), simulations=sims),
                        raise_server_exceptions=False)
-        codes = [c.post("/api/v1/simulations", content=_scenario_text(), headers=headers).status_code for _ in range(3)]
+        codes = [c.post("/api/v1/simulations", content=w.scenario_text(), headers=headers).status_code for _ in range(3)]
         assert codes == [202, 202, 503]
-        busy = c.post("/api/v1/simulations", content=_scenario_text(), headers=headers)
+        busy = c.post("/api/v1/simulations", content=w.scenario_text(), headers=headers)
         assert busy.headers["retry-after"] == "5" and busy.json()["type"] == "urn:drakit:problem:busy"
     finally:
         gate.set()
@@ -351,8 +336,8 @@ def test_a_simulation_runs_in_a_worker_process() -> None:
         tokens = MemoryTokenStore()
         headers = {"Authorization": f"Bearer {issue(tokens, 'vision', ['team-vision']).secret}"}
         c = TestClient(create_app(StaticSource(w.snapshot()), auth=Auth(tokens), simulations=sims))
-        sim = c.post("/api/v1/simulations", content=_scenario_text(), headers=headers).json()
-        assert _wait(c, sim["id"], headers)["state"] == "succeeded"
+        sim = c.post("/api/v1/simulations", content=w.scenario_text(), headers=headers).json()
+        assert w.wait(c, sim["id"], headers)["state"] == "succeeded"
         assert c.get(f"/api/v1/simulations/{sim['id']}/report", headers=headers).json()["pods"]
     finally:
         sims.close()
@@ -369,3 +354,18 @@ def test_any_continue_token_is_refused_or_read_never_a_crash(token: str) -> None
     except (InvalidArgument, Expired):
         return
     assert isinstance(offset, int) and offset >= 0
+
+
+def test_a_refresh_that_finds_nothing_new_keeps_the_revision_and_its_caches() -> None:
+    class Same:
+        description = "same"
+
+        def read(self) -> ClusterSnapshot:
+            return w.snapshot()  # equal objects in new dicts: what a quiet cluster's re-list returns
+
+    app = create_app(Same(), auth=Auth(MemoryTokenStore(), open_reads=True))
+    web = app.state.web
+    first = web.revision
+    assert TestClient(app).get("/api/v1/namespaces/team-vision/pods/train-0/explanation").status_code == 200
+    assert web.refresh() is first and first.number == 1
+    assert first.bodies.peek(("explain", "pod", "team-vision", "train-0", "all")) is not None

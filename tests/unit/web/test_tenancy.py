@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from drakit.web.simulations import Simulations
 from drakit.web.state import StaticSource
 from tests.unit.web import world as w
 from tests.unit.web.conftest import bearer
-from tests.unit.web.test_api import _wait
 
 CALLERS = ("owner", "other", "admin", "anonymous")
 
@@ -92,10 +90,6 @@ WRITE = [
 ]
 
 
-def _scenario() -> str:
-    return (resources.files("drakit.sim") / "examples" / "mixed.yaml").read_text(encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def env() -> Iterator[tuple[TestClient, w.World, dict[str, str]]]:
     world = w.world()
@@ -105,11 +99,11 @@ def env() -> Iterator[tuple[TestClient, w.World, dict[str, str]]]:
     with TestClient(app, raise_server_exceptions=False) as c:
         context = {}
         for team in w.TEAMS:
-            got = c.post("/api/v1/simulations", content=_scenario(), headers=bearer(world, team))
+            got = c.post("/api/v1/simulations", content=w.scenario_text(), headers=bearer(world, team))
             assert got.status_code == 202, got.text
             context["sim-" + team] = got.json()["id"]
         for team in w.TEAMS:  # both finished: their reports exist
-            assert _wait(c, context["sim-" + team], bearer(world, team))["state"] == "succeeded"
+            assert w.wait(c, context["sim-" + team], bearer(world, team))["state"] == "succeeded"
         yield c, world, context
     sims.close()
 
@@ -137,7 +131,7 @@ def test_matrix(env: tuple[TestClient, w.World, dict[str, str]], case: Case, cal
     who = _caller(owner, caller)
     kwargs: dict[str, Any] = {"headers": bearer(world, who)}
     if case.body:
-        kwargs["content"] = _scenario()
+        kwargs["content"] = w.scenario_text()
     url = case.url(owner, context)
     got = c.request(case.method, url, **kwargs)
     assert got.status_code == case.status[caller], got.text

@@ -9,6 +9,7 @@ each team to show or to hide.
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib import resources
@@ -124,3 +125,19 @@ def world(*, open_reads: bool = False) -> World:
         assert got.__class__.__name__ == "Reserved", got
     team_namespaces = {t.name: tuple(t.namespaces) for t in cat.spec.teams}
     return World(secrets, Auth(tokens, team_namespaces=team_namespaces, open_reads=open_reads), store(), cat, ledger)
+
+
+def scenario_text() -> str:
+    """The simulator's bundled example scenario, as a client would post it."""
+    return (resources.files("drakit.sim") / "examples" / "mixed.yaml").read_text(encoding="utf-8")
+
+
+def wait(client: Any, sim_id: str, headers: dict[str, str], timeout: float = 60) -> dict[str, Any]:
+    """Poll a simulation until it ends; its last status document."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status: dict[str, Any] = client.get(f"/api/v1/simulations/{sim_id}", headers=headers).json()
+        if status["state"] in ("succeeded", "failed"):
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"simulation {sim_id} did not end")
