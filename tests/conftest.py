@@ -8,14 +8,13 @@ deadline or too-slow health check on a shared, busy CI host.  ``make fuzz`` sele
 example database so that the next run replays them first.
 
 Workers (``make test`` runs ``-n``; pyproject sets ``--dist loadfile``): xdist hands out whole
-test files, so a module-scoped fixture is built once, and session fixtures (the control plane,
-Kueue, the oracle) exist once per worker that draws a file needing them.  Files are handed out in
-collection order, and :func:`pytest_collection_modifyitems` puts the long ones first (longest
-processing time first: a worker that finishes early takes the next file, so the run ends about
-when its longest file does, not when a long file drawn last does): first files with a test
-marked ``slow``, then files that need a control plane (marked ``cluster`` or using the session's),
-then the rest.  (``--dist loadgroup`` would let
-a mark choose the unit, but pytest 9.2's structured node ids silently break it: pytest-xdist#1386.)
+files, so a module-scoped fixture is built once, and a session fixture (the control plane, Kueue,
+the oracle) once per worker that draws a file needing it.  Files go out in collection order, which
+:func:`pytest_collection_modifyitems` sets longest first, so that a worker finishing early takes
+the next file and the run ends about when its longest file does: files with a test marked
+``slow``, then files needing a control plane (marked ``cluster``, or using the session's), then
+the rest.  (``--dist loadgroup`` would let a mark choose the unit, but pytest 9.2's structured
+node ids silently break it: pytest-xdist issue 1386.)
 """
 
 from __future__ import annotations

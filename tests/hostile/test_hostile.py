@@ -43,6 +43,10 @@ from tests.hostile.harness import (
     run_subprocess,
 )
 
+# Every case through every command: together minutes, the longest file of the suite, so `make
+# test`'s workers start it first (tests/conftest.py).
+pytestmark = pytest.mark.slow
+
 VERB_NAMES = list(VERBS)
 
 
