@@ -100,6 +100,11 @@ def write_plain(text: str) -> None:
     target.write(text)
 
 
+# A bundle of thousands of broken documents gets the first problems and a count, not a
+# screenful per document: the first ones are what the user fixes first anyway.
+MAX_ERROR_LINES = 200
+
+
 def run_guarded(app: typer.Typer, args: list[str] | None = None) -> int:
     """Run the typer app on ``args`` (default: ``sys.argv``); map drakit exceptions to exit codes.
 
@@ -129,8 +134,12 @@ def _run(app: typer.Typer, args: list[str] | None) -> int:
         error_line(str(e))
         return EXIT_USAGE
     except InvalidInput as e:
-        for line in str(e).splitlines() or ["invalid input"]:
+        lines = str(e).splitlines() or ["invalid input"]
+        for line in lines[:MAX_ERROR_LINES]:
             error_line(line)
+        if len(lines) > MAX_ERROR_LINES:
+            error_line(f"... and {len(lines) - MAX_ERROR_LINES:,} more problems in the same input "
+                       f"(the first {MAX_ERROR_LINES} are shown)")
         return EXIT_INVALID
     except SelectorError as e:
         error_line(str(e))

@@ -137,3 +137,18 @@ def test_gate_warnings_reach_stderr_as_validate_prints_them(tmp_path: Path) -> N
     assert want.startswith("Warning: ") and "field dropped" in want
     _, _, err = drakit("allocate", "-f", str(f), *gates)
     assert err.startswith(want)
+
+
+@pytest.mark.parametrize("documents", [pytest.param(200, id="at-the-cap"), pytest.param(5000, id="over-the-cap")])
+def test_many_broken_documents_give_the_first_problems_and_a_count(tmp_path: Path, documents: int) -> None:
+    bundle = tmp_path / "many.yaml"
+    bundle.write_text("---\nkind: Nope\n" * documents)
+    result = run("allocate", "-f", str(bundle))
+    lines = result.stderr.splitlines()
+    assert result.exit_code == 1
+    assert lines[0] == f"error: {bundle}[0] (line 2): apiVersion not set"
+    if documents <= 200:
+        assert len(lines) == documents
+    else:
+        assert len(lines) == 201
+        assert lines[-1] == f"error: ... and {documents - 200:,} more problems in the same input (the first 200 are shown)"
