@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_USAGE, emit, error_line
+from drakit.cli.console import EXIT_INVALID, EXIT_OK, EXIT_USAGE, MAX_ERROR_LINES, emit, error_line
 from drakit.cli.options import (
     AllNamespaces,
     FeatureGates,
@@ -46,14 +46,21 @@ def _problem_json(p: ObjectErrors) -> list[dict[str, Any]]:
     return out
 
 
+def _print_capped(lines: list[str], stream: TextIO) -> None:
+    """The first problems and a count: thousands of lines help nobody, and -o json has them all."""
+    for line in lines[:MAX_ERROR_LINES]:
+        print(line, file=stream)
+    if len(lines) > MAX_ERROR_LINES:
+        print(f"... and {len(lines) - MAX_ERROR_LINES:,} more errors (-o json lists them all)", file=stream)
+
+
 def _report(problems: list[ObjectErrors], warnings: tuple[str, ...], output: str, count: int) -> int:
     valid = not problems
     if output in (Format.text, Format.name):
         for w in warnings:
             print(f"Warning: {w}", file=sys.stderr)
         lines = [line for p in problems for line in p.lines()]
-        for line in lines:
-            print(line, file=sys.stderr if output == Format.name else sys.stdout)
+        _print_capped(lines, sys.stderr if output == Format.name else sys.stdout)
         if output != Format.name:  # -o name keeps stdout for names
             if valid:
                 print(f"{count} object(s) valid")
@@ -128,8 +135,7 @@ def _names(problems: list[ObjectErrors], warnings: tuple[str, ...], objects: Seq
     """``-o name``: one ``kind.group/name`` per object on stdout; warnings and errors on stderr."""
     for w in warnings:
         print(f"Warning: {w}", file=sys.stderr)
-    for line in (line for p in problems for line in p.lines()):
-        print(line, file=sys.stderr)
+    _print_capped([line for p in problems for line in p.lines()], sys.stderr)
     for e in objects:
         print(kube_name(e.kind, str(e.wire.get("apiVersion", "")), e.name))
     return EXIT_OK if not problems else EXIT_INVALID

@@ -292,6 +292,7 @@ def _observe(cluster: Cluster, ns: str, pod_name: str, nodes: int, generated: Se
     cond = simbridge.pod_scheduled_condition(pod)
     prefix = "0/"
     considered_all = f"0/{nodes} nodes are available"
+    bound = bool((pod.get("spec") or {}).get("nodeName"))
     events: set[str] = set()
     for e in cluster.events_for(pod):
         if e.get("reason") not in RECORDED_REASONS:
@@ -299,6 +300,10 @@ def _observe(cluster: Cluster, ns: str, pod_name: str, nodes: int, generated: Se
         message = str(e.get("message") or "")
         if message.startswith(prefix) and not message.startswith(considered_all):
             continue  # an attempt made before the scheduler saw every node
+        if bound and e.get("reason") == "FailedScheduling":
+            # The scheduler fails a pod only before it binds it: an attempt made before its
+            # informers held the fresh slices and claims (seen under load), not the verdict.
+            continue
         events.add(json.dumps({
             "type": e.get("type"),
             "reason": e.get("reason"),
@@ -312,7 +317,7 @@ def _observe(cluster: Cluster, ns: str, pod_name: str, nodes: int, generated: Se
         if condition["message"]:
             condition["message"] = _normalize(str(condition["message"]), ns, generated)
     return Observation(
-        bound=bool((pod.get("spec") or {}).get("nodeName")),
+        bound=bound,
         condition=condition,
         events=tuple(json.loads(e) for e in sorted(events)),
     )

@@ -152,3 +152,14 @@ def test_many_broken_documents_give_the_first_problems_and_a_count(tmp_path: Pat
     else:
         assert len(lines) == 201
         assert lines[-1] == f"error: ... and {documents - 200:,} more problems in the same input (the first 200 are shown)"
+
+
+def test_validate_lists_the_first_problems_and_json_all(tmp_path: Path) -> None:
+    bundle = tmp_path / "many.yaml"
+    bundle.write_text("---\nkind: Nope\n" * 300)
+    text = run("validate", "-f", str(bundle))
+    assert text.exit_code == 1
+    assert "... and 100 more errors (-o json lists them all)" in text.stdout
+    assert len(text.stdout.splitlines()) == 202  # 200 errors, the count, the summary
+    listed = run("validate", "-f", str(bundle), "-o", "json")
+    assert len(yaml.safe_load(listed.stdout)["errors"]) == 300
