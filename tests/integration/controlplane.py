@@ -62,18 +62,21 @@ def k8s_version() -> str:
     raise ControlPlaneError("cluster/go.mod does not require k8s.io/kubernetes")
 
 
+def cache_root() -> Path:
+    """``$DRAKIT_CACHE``, else ``$XDG_CACHE_HOME/drakit`` or ``~/.cache/drakit``: the Makefile's rule."""
+    cache = os.environ.get("DRAKIT_CACHE")
+    if cache:
+        return Path(cache)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "drakit"
+
+
 def bin_dir() -> Path:
     """Where ``make cluster`` puts the binaries; ``DRAKIT_K8S_BIN`` overrides it."""
     override = os.environ.get("DRAKIT_K8S_BIN")
     if override:
         return Path(override)
-    cache = os.environ.get("DRAKIT_CACHE")
-    if cache:
-        root = Path(cache)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "drakit"
-    return root / f"k8s-{k8s_version()}" / "bin"
+    return cache_root() / f"k8s-{k8s_version()}" / "bin"
 
 
 def missing_binaries(directory: Path) -> list[str]:

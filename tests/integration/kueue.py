@@ -36,7 +36,14 @@ from typing import Any
 
 import yaml
 
-from tests.integration.controlplane import ControlPlane, ControlPlaneError, _free_port, _openssl, _tail
+from tests.integration.controlplane import (
+    ControlPlane,
+    ControlPlaneError,
+    _free_port,
+    _openssl,
+    _tail,
+    cache_root,
+)
 from tests.integration.kube import Cluster
 
 KUEUE_VERSION = "v0.19.2"
@@ -63,13 +70,7 @@ def kueue_dir() -> Path:
     override = os.environ.get("DRAKIT_KUEUE_DIR")
     if override:
         return Path(override)
-    cache = os.environ.get("DRAKIT_CACHE")
-    if cache:
-        root = Path(cache)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "drakit"
-    return root / f"kueue-{KUEUE_VERSION}"
+    return cache_root() / f"kueue-{KUEUE_VERSION}"
 
 
 def missing_parts(directory: Path) -> list[str]:

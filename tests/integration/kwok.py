@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.integration.controlplane import ControlPlane, ControlPlaneError, _tail
+from tests.integration.controlplane import ControlPlane, ControlPlaneError, _tail, cache_root
 
 KWOK_VERSION = "v0.8.0"
 NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
@@ -49,13 +49,7 @@ def kwok_dir() -> Path:
     override = os.environ.get("DRAKIT_KWOK_DIR")
     if override:
         return Path(override)
-    cache = os.environ.get("DRAKIT_CACHE")
-    if cache:
-        root = Path(cache)
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "drakit"
-    return root / f"kwok-{KWOK_VERSION}"
+    return cache_root() / f"kwok-{KWOK_VERSION}"
 
 
 def missing_parts(directory: Path) -> list[str]:

@@ -11,7 +11,8 @@ differently.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -171,3 +172,26 @@ def wait_for_only_nodes(cluster: Cluster, keep: set[str], timeout: float = 60.0)
         lambda: all(n["metadata"]["name"] in keep for n in cluster.list_objects("v1", "Node")) or None,
         timeout=timeout,
     )
+
+
+@contextmanager
+def installed(cluster: Cluster, objects: list[dict[str, Any]],
+              node_annotations: Mapping[str, str] | None = None) -> Iterator[list[dict[str, Any]]]:
+    """An inventory's Nodes registered (annotated, e.g. for kwok) and its other objects applied,
+    all deleted again on the way out; waits first until no other file's nodes are left."""
+    nodes = [o for o in objects if o["kind"] == "Node"]
+    rest = [o for o in objects if o["kind"] != "Node"]
+    wait_for_only_nodes(cluster, {n["metadata"]["name"] for n in nodes})
+    for n in nodes:
+        name = n["metadata"]["name"]
+        cluster.add_node(name, n["metadata"].get("labels") or {}, **node_resources(n))
+        if node_annotations:
+            cluster.core.patch_node(name, {"metadata": {"annotations": dict(node_annotations)}})
+    cluster.apply_all(rest)
+    try:
+        yield objects
+    finally:
+        for o in rest:
+            cluster.delete(o)
+        for n in nodes:
+            cluster.delete(n)

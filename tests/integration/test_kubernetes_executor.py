@@ -84,23 +84,9 @@ def kwok(control_plane: ControlPlane, tmp_path_factory: pytest.TempPathFactory) 
 @pytest.fixture(scope="module")
 def fake_nodes(cluster: Cluster, kwok: Kwok) -> Iterator[list[dict[str, Any]]]:
     """The demo inventory on kwok nodes: its slices published, its DeviceClasses created."""
-    objects = cluster_objects()
-    nodes = [o for o in objects if o["kind"] == "Node"]
-    rest = [o for o in objects if o["kind"] != "Node"]
-    simbridge.wait_for_only_nodes(cluster, {n["metadata"]["name"] for n in nodes})
     key, value = NODE_ANNOTATION
-    for n in nodes:
-        name = n["metadata"]["name"]
-        cluster.add_node(name, n["metadata"].get("labels") or {}, **simbridge.node_resources(n))
-        cluster.core.patch_node(name, {"metadata": {"annotations": {key: value}}})
-    cluster.apply_all(rest)
-    try:
+    with simbridge.installed(cluster, cluster_objects(), {key: value}) as objects:
         yield objects
-    finally:
-        for o in rest:
-            cluster.delete(o)
-        for n in nodes:
-            cluster.delete(n)
 
 
 class ClaimObserver:

@@ -67,21 +67,8 @@ def eligible(*profiles: str) -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def demo_inventory(cluster: Cluster) -> Iterator[list[dict[str, Any]]]:
     objects = [d for d in yaml.safe_load_all(DEMO_CLUSTER.read_text()) if d]
-    nodes = [o for o in objects if o["kind"] == "Node"]
-    rest = [o for o in objects if o["kind"] != "Node"]
-    simbridge.wait_for_only_nodes(cluster, {n["metadata"]["name"] for n in nodes})
-    for n in nodes:
-        cluster.add_node(
-            n["metadata"]["name"], n["metadata"].get("labels") or {}, **simbridge.node_resources(n)
-        )
-    cluster.apply_all(rest)
-    try:
+    with simbridge.installed(cluster, objects):
         yield objects
-    finally:
-        for o in rest:
-            cluster.delete(o)
-        for n in nodes:
-            cluster.delete(n)
 
 
 def _create_all(cluster: Cluster, manifests: list[dict[str, Any]]) -> list[str]:
